@@ -1,0 +1,91 @@
+-- Retention: expired rows are already invisible to every read; this sweep deletes them in bounded
+-- batches so it never holds long locks on hot tables, and pg_cron runs it.
+
+-- Why: one bounded batch per table; `skip locked` lets a sweep pass over rows a writer holds
+-- instead of waiting on it. With p_user_id it cleans one user's rows (seed 000's cleanup_old_turns).
+create function memory.sweep_expired(p_batch_size integer default null, p_user_id uuid default null)
+returns table (messages_deleted integer, conversations_deleted integer, short_term_deleted integer)
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_batch integer := coalesce(p_batch_size, (memory_private.setting('sweep_batch_size'))::integer);
+begin
+    if v_batch < 1 then
+        raise exception using errcode = '22023', message = 'batch size must be positive';
+    end if;
+    -- Messages go first: a conversation expires no earlier than its newest message.
+    with doomed as (
+        select m.id from memory.messages as m
+        where m.expires_at <= now() and (p_user_id is null or m.user_id = p_user_id)
+        limit v_batch
+        for update skip locked
+    )
+    delete from memory.messages as m using doomed where m.id = doomed.id;
+    get diagnostics messages_deleted = row_count;
+
+    with doomed as (
+        select c.id from memory.conversations as c
+        where c.expires_at <= now() and (p_user_id is null or c.user_id = p_user_id)
+        limit v_batch
+        for update skip locked
+    )
+    delete from memory.conversations as c using doomed where c.id = doomed.id;
+    get diagnostics conversations_deleted = row_count;
+
+    with doomed as (
+        select s.user_id, s.key from memory.short_term_state as s
+        where s.expires_at <= now() and (p_user_id is null or s.user_id = p_user_id)
+        limit v_batch
+        for update skip locked
+    )
+    delete from memory.short_term_state as s using doomed
+    where s.user_id = doomed.user_id and s.key = doomed.key;
+    get diagnostics short_term_deleted = row_count;
+    return next;
+end
+$$;
+grant execute on function memory.sweep_expired(integer, uuid) to service_role;
+
+-- Why: pg_cron calls this; it commits after every batch so locks and WAL stay small, and stops
+-- when a batch comes back short or after sweep_max_batches. A procedure that commits cannot carry
+-- a `set search_path` clause, so every name in it is schema-qualified.
+create procedure memory_private.run_retention_sweep()
+language plpgsql
+as $$
+declare
+    v_batch integer := (memory_private.setting('sweep_batch_size'))::integer;
+    v_max integer := (memory_private.setting('sweep_max_batches'))::integer;
+    v_done record;
+begin
+    for i in 1..v_max loop
+        select * into v_done from memory.sweep_expired(v_batch);
+        commit;
+        exit when greatest(v_done.messages_deleted, v_done.conversations_deleted, v_done.short_term_deleted) < v_batch;
+    end loop;
+end
+$$;
+revoke all on procedure memory_private.run_retention_sweep() from public;
+grant execute on procedure memory_private.run_retention_sweep() to service_role;
+
+-- Why: registering schedules must be repeatable (cron.schedule upserts by name), so a migration,
+-- a reset or an operator can run this any number of times and still have each job once.
+create function memory_private.schedule_jobs()
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+    perform cron.schedule('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()');
+    -- pg_cron never cleans its own run log.
+    perform cron.schedule(
+        'supamem-prune-cron-history',
+        '17 3 * * *',
+        $job$delete from cron.job_run_details
+        where end_time < now() - (memory_private.setting('cron_history_retention') #>> '{}')::interval$job$
+    );
+end
+$$;
+grant execute on function memory_private.schedule_jobs() to service_role;
+
+select memory_private.schedule_jobs();
