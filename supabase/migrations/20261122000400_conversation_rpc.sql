@@ -44,8 +44,13 @@ $$;
 grant execute on function memory.create_session(uuid) to authenticated, service_role;
 
 -- Why: seed 000 keeps one running conversation per user and seed 002 asks for
--- `GET /api/conversations/current`; concurrent first requests must not create two.
-create function memory.current_conversation(p_user_id uuid default null)
+-- `GET /api/conversations/current`; concurrent first requests must not create two. The retention
+-- arguments apply only when a new conversation has to be created.
+create function memory.current_conversation(
+    p_user_id uuid default null,
+    p_ttl interval default null,
+    p_window_turns integer default null
+)
 returns memory.conversations
 language plpgsql
 set search_path = ''
@@ -61,12 +66,12 @@ begin
     order by c.updated_at desc
     limit 1;
     if not found then
-        v_conversation := memory.create_conversation(v_user);
+        v_conversation := memory.create_conversation(v_user, p_ttl => p_ttl, p_window_turns => p_window_turns);
     end if;
     return v_conversation;
 end
 $$;
-grant execute on function memory.current_conversation(uuid) to authenticated, service_role;
+grant execute on function memory.current_conversation(uuid, interval, integer) to authenticated, service_role;
 
 -- Why: the single entry point for writing one message; numbering, window, TTL and ownership are
 -- enforced by the table (memory_private.assign_turn), so Data API inserts behave the same.
