@@ -79,7 +79,7 @@ for each row execute function memory_private.inherit_tenant();
 -- Why: policies need "which tenants does the caller administer" once per statement, without
 -- granting callers read access to the admin table of other tenants.
 create function memory_private.administered_tenants()
-returns uuid []
+returns uuid[]
 language sql
 stable
 security definer
@@ -98,7 +98,7 @@ alter table memory.profiles enable row level security;
 
 create policy "Tenant admins read their tenants" on memory.tenants
 for select to authenticated
-using (id = any((select memory_private.administered_tenants())::uuid []));
+using (id = any((select memory_private.administered_tenants())::uuid[]));
 
 create policy "Admins read their own admin grants" on memory.tenant_admins
 for select to authenticated
@@ -106,7 +106,7 @@ using (user_id = (select auth.uid()));
 
 create policy "Users read themselves and tenant admins read their tenant's users" on memory.users
 for select to authenticated
-using (id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid []));
+using (id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
 
 create policy "Users register themselves" on memory.users
 for insert to authenticated
@@ -119,7 +119,7 @@ with check (id = (select auth.uid()));
 
 create policy "Users read their profiles and tenant admins read their tenant's" on memory.profiles
 for select to authenticated
-using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid []));
+using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
 
 create policy "Users create their own profiles" on memory.profiles
 for insert to authenticated

@@ -61,7 +61,7 @@ create table memory.messages (
     suggested_actions jsonb,
     custom_payload jsonb,
     metadata jsonb not null default '{}' check (jsonb_typeof(metadata) = 'object'),
-    used_memory_ids uuid [] not null default '{}',
+    used_memory_ids uuid[] not null default '{}',
     created_at timestamptz not null default now(),
     expires_at timestamptz,
     -- The owner is always the conversation's owner: policies filter on it without a join.
@@ -209,7 +209,7 @@ for each row execute function memory_private.check_message_author();
 -- Why: together-mode policies need "conversations I take part in" without exposing the
 -- participant lists of other conversations and without policies that recurse into each other.
 create function memory_private.joined_conversations()
-returns uuid []
+returns uuid[]
 language sql
 stable
 security definer
@@ -231,8 +231,8 @@ using (
     (expires_at is null or expires_at > now())
     and (
         user_id = (select auth.uid())
-        or id = any((select memory_private.joined_conversations())::uuid [])
-        or tenant_id = any((select memory_private.administered_tenants())::uuid [])
+        or id = any((select memory_private.joined_conversations())::uuid[])
+        or tenant_id = any((select memory_private.administered_tenants())::uuid[])
     )
 );
 
@@ -253,12 +253,12 @@ create policy "Participants, owners and tenant admins read participants" on memo
 for select to authenticated
 using (
     user_id = (select auth.uid())
-    or conversation_id = any((select memory_private.joined_conversations())::uuid [])
+    or conversation_id = any((select memory_private.joined_conversations())::uuid[])
     or exists (
         select 1 from memory.conversations as c
         where c.id = conversation_id and c.user_id = (select auth.uid())
     )
-    or tenant_id = any((select memory_private.administered_tenants())::uuid [])
+    or tenant_id = any((select memory_private.administered_tenants())::uuid[])
 );
 
 create policy "Owners add participants" on memory.participants
@@ -286,8 +286,8 @@ using (
     (expires_at is null or expires_at > now())
     and (
         user_id = (select auth.uid())
-        or conversation_id = any((select memory_private.joined_conversations())::uuid [])
-        or tenant_id = any((select memory_private.administered_tenants())::uuid [])
+        or conversation_id = any((select memory_private.joined_conversations())::uuid[])
+        or tenant_id = any((select memory_private.administered_tenants())::uuid[])
     )
 );
 

@@ -85,7 +85,7 @@ create function memory.add_message(
     p_suggested_values jsonb default null,
     p_suggested_actions jsonb default null,
     p_custom_payload jsonb default null,
-    p_used_memory_ids uuid [] default '{}'
+    p_used_memory_ids uuid[] default '{}'
 )
 returns memory.messages
 language plpgsql
@@ -112,7 +112,7 @@ begin
     return v_message;
 end
 $$;
-grant execute on function memory.add_message(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid [])
+grant execute on function memory.add_message(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[])
 to authenticated, service_role;
 
 -- Why: a turn (question and answer) is stored atomically: both messages or neither.
@@ -126,7 +126,7 @@ create function memory.add_turn(
     p_suggested_values jsonb default null,
     p_suggested_actions jsonb default null,
     p_custom_payload jsonb default null,
-    p_used_memory_ids uuid [] default '{}'
+    p_used_memory_ids uuid[] default '{}'
 )
 returns table (turn_number integer, user_message_id bigint, assistant_message_id bigint, created_at timestamptz)
 language plpgsql
@@ -147,7 +147,7 @@ begin
     return query select v_question.turn_number, v_question.id, v_answer.id, v_question.created_at;
 end
 $$;
-grant execute on function memory.add_turn(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid [])
+grant execute on function memory.add_turn(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[])
 to authenticated, service_role;
 
 -- Why: prompts want the newest messages oldest-first, screens want them newest-first and paged

@@ -52,7 +52,7 @@ alter table memory.short_term_state enable row level security;
 
 create policy "Users read their values and tenant admins read their tenant's" on memory.user_kv
 for select to authenticated
-using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid []));
+using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
 create policy "Users write their own values" on memory.user_kv
 for insert to authenticated
 with check (user_id = (select auth.uid()));
@@ -66,7 +66,7 @@ using (user_id = (select auth.uid()));
 
 create policy "Users read their state and tenant admins read their tenant's" on memory.user_state
 for select to authenticated
-using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid []));
+using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
 create policy "Users set their own state" on memory.user_state
 for insert to authenticated
 with check (user_id = (select auth.uid()));
@@ -82,7 +82,7 @@ create policy "Users read their live short-term state and tenant admins their te
 for select to authenticated
 using (
     expires_at > now()
-    and (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid []))
+    and (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]))
 );
 create policy "Users write their own short-term state" on memory.short_term_state
 for insert to authenticated
