@@ -221,6 +221,8 @@ write_conf() {
 listen_addresses = '127.0.0.1'
 port = $PORT
 unix_socket_directories = '$RUN_DIR'
+# pg_cron runs its jobs over the socket, where local connections are trusted.
+cron.host = '$RUN_DIR'
 EOF
 }
 

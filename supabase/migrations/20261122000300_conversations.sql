@@ -40,11 +40,15 @@ create table memory.participants (
     conversation_id uuid not null references memory.conversations (id) on delete cascade,
     user_id uuid not null references memory.users (id) on delete cascade,
     tenant_id uuid references memory.tenants (id) on delete cascade,
+    profile_id uuid,
     joined_at timestamptz not null default now(),
-    primary key (conversation_id, user_id)
+    primary key (conversation_id, user_id),
+    -- Seed 004: each participant picks their own profile; memory follows it, not the owner's.
+    foreign key (profile_id, user_id) references memory.profiles (id, user_id) on delete set null (profile_id)
 );
 create index participants_user_id_idx on memory.participants (user_id);
 create index participants_tenant_id_idx on memory.participants (tenant_id);
+create index participants_profile_id_idx on memory.participants (profile_id);
 comment on table memory.participants is 'Together mode: people who share a conversation''s messages, never its memories.';
 
 create table memory.messages (
@@ -270,6 +274,11 @@ with check (
     )
 );
 
+create policy "Participants choose their own profile" on memory.participants
+for update to authenticated
+using (user_id = (select auth.uid()))
+with check (user_id = (select auth.uid()));
+
 create policy "Owners remove participants and participants leave" on memory.participants
 for delete to authenticated
 using (
@@ -310,6 +319,7 @@ on memory.conversations to authenticated;
 -- last_turn, updated_at and expires_at are only ever moved by memory_private.assign_turn.
 grant update (profile_id, title, mode, remember, archived, metadata) on memory.conversations to authenticated;
 grant select, insert, delete on memory.participants to authenticated;
+grant update (profile_id) on memory.participants to authenticated;
 grant select, delete on memory.messages to authenticated;
 -- Owner, tenant, turn number and expiry come from the conversation (memory_private.assign_turn).
 grant insert (
