@@ -104,7 +104,7 @@ create policy "Admins read their own admin grants" on memory.tenant_admins
 for select to authenticated
 using (user_id = (select auth.uid()));
 
-create policy "Users read themselves and tenant admins read their tenant's users" on memory.users
+create policy "Users and their tenant admins read user rows" on memory.users
 for select to authenticated
 using (id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
 

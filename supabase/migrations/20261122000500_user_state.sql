@@ -78,7 +78,7 @@ create policy "Users delete their own state" on memory.user_state
 for delete to authenticated
 using (user_id = (select auth.uid()));
 
-create policy "Users read their live short-term state and tenant admins their tenant's" on memory.short_term_state
+create policy "Users and their tenant admins read live short-term state" on memory.short_term_state
 for select to authenticated
 using (
     expires_at > now()
