@@ -101,7 +101,7 @@ begin
             new.ttl, v_tenant.conversation_ttl, (memory_private.setting('conversation_ttl') #>> '{}')::interval
         );
         new.window_turns := coalesce(
-            new.window_turns, v_tenant.conversation_window, (memory_private.setting('conversation_window'))::integer
+            new.window_turns, v_tenant.conversation_window, (memory_private.setting('conversation_window') #>> '{}')::integer
         );
         new.expires_at := new.created_at + new.ttl;
     end if;
