@@ -6,7 +6,7 @@ insert into memory_private.settings (key, value, description) values
 
 -- Why: seed 004 asks to track which memories were used: last referenced, reference count, and the
 -- ids on the assistant message they served. Signed-in callers can only mark their own memories.
-create function memory_private.record_selection(p_memory_ids uuid [], p_message_id bigint)
+create function memory_private.record_selection(p_memory_ids uuid[], p_message_id bigint)
 returns void
 language plpgsql
 security definer
@@ -24,7 +24,7 @@ begin
     end if;
 end
 $$;
-grant execute on function memory_private.record_selection(uuid [], bigint) to authenticated, service_role;
+grant execute on function memory_private.record_selection(uuid[], bigint) to authenticated, service_role;
 
 create type memory.selected_memory as (
     id uuid,
@@ -106,14 +106,14 @@ grant execute on function memory.select_memories(uuid, uuid, text, integer, inte
 to authenticated, service_role;
 
 -- Why: ids returned to the app are attached to the assistant message once it exists.
-create function memory.mark_memories_used(p_message_id bigint, p_memory_ids uuid [])
+create function memory.mark_memories_used(p_message_id bigint, p_memory_ids uuid[])
 returns void
 language sql
 set search_path = ''
 as $$
     select memory_private.record_selection(p_memory_ids, p_message_id)
 $$;
-grant execute on function memory.mark_memories_used(bigint, uuid []) to authenticated, service_role;
+grant execute on function memory.mark_memories_used(bigint, uuid[]) to authenticated, service_role;
 
 -- The one round trip for a prompt now also carries the memories: only for a conversation whose
 -- selected profile is its owner's primary one and whose "remember" toggle is on (seed 004: the

@@ -8,7 +8,9 @@ insert into memory_private.settings (key, value, description) values
 -- Why: seed 004's background task: archive memories older than two years that were not referenced
 -- in six months, unless the user opted in to long-term storage. Pinned memories stay. Bounded
 -- batches; p_now lets tests and backfills run it at a chosen instant.
-create function memory_private.archive_stale_memories(p_now timestamptz default now(), p_batch_size integer default null)
+create function memory_private.archive_stale_memories(
+    p_now timestamptz default now(), p_batch_size integer default null
+)
 returns integer
 language plpgsql
 security definer
@@ -38,7 +40,9 @@ grant execute on function memory_private.archive_stale_memories(timestamptz, int
 
 -- Why: soft delete keeps an undo window; after memory_purge_after the memory is gone for good.
 -- Its history stays (append-only) until the user is erased.
-create function memory_private.purge_deleted_memories(p_now timestamptz default now(), p_batch_size integer default null)
+create function memory_private.purge_deleted_memories(
+    p_now timestamptz default now(), p_batch_size integer default null
+)
 returns integer
 language plpgsql
 security definer
