@@ -54,10 +54,13 @@ create table memory.memories (
     updated_at timestamptz not null default now(),
     last_referenced_at timestamptz,
     reference_count integer not null default 0 check (reference_count >= 0),
-    superseded_by uuid references memory.memories (id) on delete set null,
+    superseded_by uuid,
     search tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
     -- A memory belongs to one of its owner's profiles; deleting the profile deletes its memories.
     foreign key (profile_id, user_id) references memory.profiles (id, user_id) on delete cascade,
+    unique (id, user_id),
+    -- A successor is always a memory of the same user.
+    foreign key (superseded_by, user_id) references memory.memories (id, user_id) on delete set null (superseded_by),
     constraint memories_superseded_is_inactive check (superseded_by is null or not active),
     constraint memories_not_own_successor check (superseded_by <> id)
 );
@@ -228,8 +231,10 @@ begin
         elsif new.deleted_at is null and old.deleted_at is not null then
             v_events := v_events || 'restore'::text;
         end if;
+        -- A reinforced memory may gain confidence; that is part of its 'reference' event.
         if new.content <> old.content or new.type <> old.type or new.category is distinct from old.category
-            or new.confidence <> old.confidence or new.context <> old.context then
+            or new.context <> old.context
+            or (new.confidence <> old.confidence and new.reference_count = old.reference_count) then
             v_events := v_events || 'update'::text;
         end if;
         if new.archived and not old.archived then
@@ -254,7 +259,9 @@ begin
             case when tg_op = 'UPDATE' then old.content end, new.content,
             case v_event
                 when 'supersede' then jsonb_build_object('superseded_by', new.superseded_by)
-                when 'reference' then jsonb_build_object('reference_count', new.reference_count)
+                when 'reference' then jsonb_build_object(
+                    'reference_count', new.reference_count, 'confidence', new.confidence
+                )
                 else '{}'::jsonb
             end,
             (select auth.uid()),
@@ -318,8 +325,9 @@ grant select, delete on memory.memories to authenticated;
 grant insert (
     user_id, profile_id, content, type, category, confidence, context, source_message_id, pinned, expires_at
 ) on memory.memories to authenticated;
-grant update (content, type, category, confidence, context, pinned, archived, deleted_at, active, expires_at)
-on memory.memories to authenticated;
+grant update (
+    content, type, category, confidence, context, pinned, archived, deleted_at, active, expires_at, superseded_by
+) on memory.memories to authenticated;
 grant select on memory.memory_events to authenticated;
 grant select, insert, update, delete on memory.memories to service_role;
 grant select on memory.memory_events to service_role;

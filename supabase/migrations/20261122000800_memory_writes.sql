@@ -59,6 +59,23 @@ begin
 end
 $$;
 
+-- Why: a duplicate or a selection strengthens a memory: one more reference, the higher
+-- confidence. Counters are not the caller's to set, so this runs as the owner and lets a
+-- signed-in caller touch only their own memories.
+create function memory_private.reinforce(p_memory_ids uuid[], p_confidence numeric default null)
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+    update memory.memories as m
+    set reference_count = m.reference_count + 1,
+        last_referenced_at = now(),
+        confidence = greatest(m.confidence, coalesce(p_confidence, m.confidence))
+    where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id)
+$$;
+grant execute on function memory_private.reinforce(uuid[], numeric) to authenticated, service_role;
+
 -- Why: one write path for new memories, whoever calls (a user in Settings, an extraction job).
 -- A near-duplicate of a live memory of the same user and profile (trigram similarity at or above
 -- dedup_threshold) is not stored again: the existing one is referenced once more and keeps the
@@ -102,11 +119,7 @@ begin
     order by extensions.similarity(m.content, p_content) desc, m.id
     limit 1;
     if v_existing is not null then
-        update memory.memories as m
-        set reference_count = m.reference_count + 1,
-            last_referenced_at = now(),
-            confidence = greatest(m.confidence, coalesce(p_confidence, 0.8))
-        where m.id = v_existing;
+        perform memory_private.reinforce(array[v_existing], coalesce(p_confidence, 0.8));
         return query select v_existing, 'duplicate'::text;
         return;
     end if;

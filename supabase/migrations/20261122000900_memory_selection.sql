@@ -13,9 +13,7 @@ security definer
 set search_path = ''
 as $$
 begin
-    update memory.memories as m
-    set last_referenced_at = now(), reference_count = m.reference_count + 1
-    where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id);
+    perform memory_private.reinforce(p_memory_ids);
     if p_message_id is not null then
         update memory.messages as msg
         set used_memory_ids = p_memory_ids

@@ -2,7 +2,8 @@
 -- them out and back in (export / import), and erasing a user.
 
 -- Why: one search for every screen: full text for words, trigram word similarity so a typo
--- ("marathn") still finds its memory; filters narrow it, and it pages.
+-- ("marathn") still finds its memory; filters narrow it, and it pages, best match first. It
+-- returns plain memory rows, so the Data API can select columns and embed from them.
 create function memory.search_memories(
     p_query text default null,
     p_user_id uuid default null,
@@ -16,7 +17,7 @@ create function memory.search_memories(
     p_limit integer default 20,
     p_offset integer default 0
 )
-returns table (memory memory.memories, rank real)
+returns setof memory.memories
 language plpgsql
 stable
 set search_path = ''
@@ -33,10 +34,7 @@ begin
         raise exception using errcode = '22023', message = 'limit must be 1..200 and offset >= 0';
     end if;
     return query
-    select m, greatest(
-        case when v_query is not null then ts_rank_cd(m.search, v_query) else 0 end,
-        case when p_query is not null then extensions.word_similarity(p_query, m.content) else 0 end
-    )::real as rank
+    select m.*
     from memory.memories as m
     where m.user_id = v_user
         and (p_query is null or m.search @@ v_query or extensions.word_similarity(p_query, m.content) >= 0.4)
@@ -53,7 +51,13 @@ begin
             when 'superseded' then m.superseded_by is not null
             else true
         end
-    order by rank desc, m.created_at desc, m.id
+    order by
+        greatest(
+            case when v_query is not null then ts_rank_cd(m.search, v_query) else 0 end,
+            case when p_query is not null then extensions.word_similarity(p_query, m.content) else 0 end
+        ) desc,
+        m.created_at desc,
+        m.id
     limit p_limit offset p_offset;
 end
 $$;

@@ -1,0 +1,264 @@
+"""`make demo`: a guided tour of the kit on the local database.
+
+Every step calls the same RPC functions and Python interfaces an app server would. The demo's
+own data lives in a tenant named "supamem demo" that is wiped at the start of each run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from contextlib import closing
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from .conversation_store import ConversationStore
+from .db import Database, database_url
+from .errors import PermissionDeniedError
+from .identity import Identity
+
+DEMO_TENANT = "supamem demo"
+OTHER_TENANT = "supamem demo: globex"
+
+_COLOR = sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
+
+
+def _style(code: str, text: str) -> str:
+    return f"\033[{code}m{text}\033[0m" if _COLOR else text
+
+
+def title(number: int, text: str) -> None:
+    print()
+    print(_style("1;36", f"{number}. {text}"))
+
+
+def say(text: str) -> None:
+    print(textwrap.fill(text, width=96, initial_indent="   ", subsequent_indent="   "))
+
+
+def show(text: str) -> None:
+    for line in text.splitlines() or [""]:
+        print(_style("2", "   │ ") + line)
+
+
+def check(ok: bool, text: str) -> None:
+    mark = _style("1;32", "✓") if ok else _style("1;31", "✗")
+    print(f"   {mark} {text}")
+    if not ok:
+        raise SystemExit(f"demo check failed: {text}")
+
+
+def owner_connection() -> psycopg.Connection[Any]:
+    """The database owner, for what the platform does outside the kit: Supabase Auth sign-ups,
+    and moving the clock forward."""
+    return psycopg.connect(database_url(), autocommit=True)
+
+
+def sign_up(owner: psycopg.Connection[Any], email: str) -> UUID:
+    """What Supabase Auth does when someone signs up: a row in auth.users."""
+    row = owner.execute("insert into auth.users (email) values (%s) returning id", [email]).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def reset_demo_data(owner: psycopg.Connection[Any]) -> None:
+    owner.execute(
+        "delete from auth.users where email like %s", ["%@demo.supamem.dev"]
+    )
+    owner.execute("delete from memory.tenants where name in (%s, %s)", [DEMO_TENANT, OTHER_TENANT])
+
+
+def conversation_story(db: Database, identity: Identity) -> None:
+    store = ConversationStore(db, tenant_id=DEMO_TENANT, identity=identity)
+
+    title(1, "A conversation, stored and read back in prompt format (seed 000's ConversationStore)")
+    turns = [
+        ("Show me laptops under $1000", "Here are three: the Aero 14, the Nova 13 and the Swift 5."),
+        ("Which has the best battery?", "The Swift 5: about 14 hours of video playback."),
+        ("Any with 32 GB of RAM?", "The Nova 13 comes with 32 GB in its top configuration."),
+    ]
+    for question, answer in turns:
+        store.store_turn("maria", question, answer)
+    history = store.get_history("maria")
+    say("Maria asks three questions. Each turn is one `memory.add_turn` call: both messages in one")
+    say("transaction, numbered by the database. This is what goes into the next prompt:")
+    show(store.format_history_for_prompt(history))
+    check([t["turn_number"] for t in history] == [1, 2, 3], "turns 1, 2, 3 in chronological order")
+
+    title(2, 'References: "the first one", "yung una", "kanina"')
+    say("Users point back at earlier turns in English and Filipino. The phrases are rows in")
+    say("memory.reference_phrases, so a new language is an insert, not a deploy.")
+    for phrase, expected in [
+        ("Tell me more about the first one", 1),
+        ("Magkano yung una?", 1),
+        ("Ano ulit yung sinabi mo kanina?", 3),
+        ("Compare it with the second one", 2),
+    ]:
+        turn = store.resolve_reference("maria", phrase)
+        got = turn["turn_number"] if turn else None
+        check(got == expected, f'"{phrase}" → turn {got}: {turn["user_query"] if turn else "-"}')
+
+    title(3, "A rolling window of 10 turns")
+    for n in range(4, 13):
+        store.store_turn("maria", f"Question number {n}", f"Answer number {n}")
+    history = store.get_history("maria", max_turns=50)
+    numbers = [t["turn_number"] for t in history]
+    say(f"Nine more turns (12 in all). The window keeps the newest ten: turns {numbers[0]}..{numbers[-1]}.")
+    check(numbers == list(range(3, 13)), "turns 1 and 2 were dropped by the database on write")
+    first = store.resolve_reference("maria", "yung una")
+    check(first is not None and first["turn_number"] == 3, '"yung una" now means turn 3, the first one shown')
+
+    title(4, "A 24-hour time to live")
+    conversation = db.call_one("current_conversation", user_id=identity.user("maria", DEMO_TENANT))
+    assert conversation is not None
+    with closing(owner_connection()) as owner:
+        say("We move Maria's conversation 25 hours into the past (as the database owner).")
+        owner.execute(
+            "update memory.messages set created_at = created_at - interval '25 hours',"
+            " expires_at = expires_at - interval '25 hours' where conversation_id = %s",
+            [conversation["id"]],
+        )
+        owner.execute(
+            "update memory.conversations set expires_at = expires_at - interval '25 hours',"
+            " updated_at = updated_at - interval '25 hours' where id = %s",
+            [conversation["id"]],
+        )
+        stored = owner.execute(
+            "select count(*) from memory.messages where conversation_id = %s", [conversation["id"]]
+        ).fetchone()
+    history = store.get_history("maria")
+    check(history == [], f"expired turns are never returned, even before a sweep ({stored[0]} rows still stored)")
+    removed = store.cleanup_old_turns("maria")
+    say("The sweep (pg_cron runs it every five minutes, in bounded batches) then deletes them:")
+    check(removed >= 10, f"cleanup_old_turns removed {removed} expired turns")
+
+
+def isolation_story(db: Database) -> None:
+    title(5, "Row-level security: a second user sees nothing of the first")
+    with closing(owner_connection()) as owner:
+        ana = sign_up(owner, "ana@demo.supamem.dev")
+        ben = sign_up(owner, "ben@demo.supamem.dev")
+    say("Ana and Ben are Supabase Auth users. They call the same RPCs with their own JWT")
+    say("(role authenticated): row-level security decides what each one reaches.")
+    ana_chat = db.call_as(ana, "create_conversation", title="Trip to Kyoto")[0]
+    db.call_as(ana, "add_turn", conversation_id=ana_chat["id"], user_content="Plan 3 days in Kyoto",
+               assistant_content="Day 1: Fushimi Inari at dawn, then Gion in the evening …")
+    ben_chat = db.call_as(ben, "create_conversation", title="Sourdough")[0]
+    db.call_as(ben, "add_turn", conversation_id=ben_chat["id"], user_content="Why is my loaf flat?",
+               assistant_content="Usually under-proofing, or a weak starter.")
+    with db.as_user(ben) as tx:
+        seen = tx.execute("select count(*) as n from memory.messages where conversation_id = %s",
+                          [ana_chat["id"]])[0]["n"]
+        history = tx.call("history", conversation_id=ana_chat["id"])
+    check(seen == 0 and history == [], "Ben reads none of Ana's messages, by table or by RPC")
+    try:
+        db.call_as(ben, "add_message", conversation_id=ana_chat["id"], role="user", content="hi Ana")
+        check(False, "Ben cannot write into Ana's conversation")
+    except PermissionDeniedError as exc:
+        check(True, f"Ben cannot write into Ana's conversation ({exc.sqlstate}: {exc.message})")
+    with db.as_user(ana) as tx:
+        mine = tx.call("history", conversation_id=ana_chat["id"])
+    check(len(mine) == 2, "Ana reads her own two messages")
+
+
+def tenant_story(db: Database, identity: Identity) -> None:
+    title(6, "Tenants: an admin sees their tenant's users and nothing else")
+    acme = identity.tenant(DEMO_TENANT)
+    globex = identity.tenant(OTHER_TENANT)
+    with closing(owner_connection()) as owner:
+        alice = sign_up(owner, "alice@demo.supamem.dev")
+    with db.transaction() as tx:
+        tx.execute("insert into memory.tenant_admins (tenant_id, user_id) values (%s, %s)", [acme, alice])
+    for tenant, user, text in [(DEMO_TENANT, "carlos", "Reset my router"), (OTHER_TENANT, "dana", "Cancel my plan")]:
+        user_id = identity.user(user, tenant)
+        chat = db.call_one("create_conversation", user_id=user_id)
+        assert chat is not None
+        db.call("add_turn", conversation_id=chat["id"], user_content=text, assistant_content="Done.")
+    say("Alice administers the demo tenant. Carlos is one of its users; Dana belongs to another")
+    say("tenant. Alice signs in and reads the messages table directly, as the Data API would:")
+    with db.as_user(alice) as tx:
+        rows = tx.execute("select u.external_id, m.role, m.content from memory.messages as m"
+                          " join memory.users as u on u.id = m.user_id order by m.id")
+    show("\n".join(f"{r['external_id']:>8} {r['role']:>9}: {r['content']}" for r in rows) or "(nothing)")
+    users = {r["external_id"] for r in rows}
+    check("dana" not in users, "nothing of the other tenant's users")
+    check(users == {"carlos"}, "her own tenant's user Carlos (Maria's turns expired in step 4)")
+    try:
+        db.call_as(alice, "kv_set", key="note", value={"x": 1}, user_id=identity.user("carlos", DEMO_TENANT))
+        check(False, "Alice cannot write her users' data")
+    except PermissionDeniedError:
+        check(True, "reading is all an admin may do: writing Carlos's data is refused (42501)")
+
+
+def memory_story(db: Database) -> None:
+    title(7, "Long-term memory: only from the primary profile, deduplicated, superseded, selected")
+    with closing(owner_connection()) as owner:
+        luz = sign_up(owner, "luz@demo.supamem.dev")
+    db.call("register_user", user_id=luz)
+    with db.as_user(luz) as tx:
+        profile = tx.execute(
+            "insert into memory.profiles (user_id, name, is_primary, timezone)"
+            " values (%s, 'Luz', true, 'Pacific/Auckland') returning id",
+            [luz],
+        )[0]["id"]
+    profiled = db.call_as(luz, "create_conversation", profile_id=profile, mode="astro")[0]
+    generic = db.call_as(luz, "create_conversation", mode="chat")[0]
+
+    def turn(conversation: dict[str, Any], text: str) -> int:
+        row = db.call_as(luz, "add_turn", conversation_id=conversation["id"], user_content=text,
+                         assistant_content="Noted!")[0]
+        return int(row["user_message_id"])
+
+    def extract(message_id: int, content: str, kind: str, confidence: float = 0.85) -> str:
+        rows = db.call("apply_extraction", source_message_id=message_id, user_id=luz,
+                       memories=Jsonb([{"content": content, "type": kind, "confidence": confidence}]))
+        return str(rows[0]["outcome"])
+
+    say("Luz chats from her main profile. An extraction (the LLM job's output) is applied in SQL,")
+    say("which checks seed 004's gate, dedups and records history:")
+    outcome = extract(turn(profiled, "I'm training for the Auckland marathon in March"),
+                      "Is training for the Auckland marathon in March", "goal")
+    check(outcome == "added", f"from the profile conversation: {outcome}")
+    outcome = extract(turn(generic, "I'm training for a marathon"), "Is training for a marathon", "goal")
+    check(outcome.startswith("skipped"), f"from a generic chat: {outcome}")
+    outcome = extract(turn(profiled, "Reminder: the Auckland marathon in March!"),
+                      "Is training for the Auckland marathon in March!", "goal", 0.95)
+    check(outcome == "duplicate", "a near-duplicate raises the reference count instead of a second copy")
+    extract(turn(profiled, "My sister Ana lives in Wellington"), "Sister Ana lives in Wellington", "relationship")
+    old = db.call_as(luz, "search_memories", query="wellington")[0]
+    new = db.call_as(luz, "revise_memory", memory_id=old["id"], content="Sister Ana moved to Christchurch")[0]
+    check(True, f'a contradiction supersedes: "{old["content"]}" → "{new["content"]}"')
+    context = db.call_as(luz, "prompt_context", conversation_id=profiled["id"], query="What should I eat before the race?")
+    memories = context[0]["prompt_context"]["memories"]
+    say("The prompt context (one round trip) now carries the selected memories, pinned first, then")
+    say("by seed 004's score, at most 10 and within the token budget:")
+    show("## What You Know About the User\n" + "\n".join(f"- {m['content']}" for m in memories))
+    check(len(memories) == 2, "two live memories; the superseded fact is not among them")
+    with db.as_user(luz) as tx:
+        events = tx.execute("select event, coalesce(new_content, '') as content from memory.memory_events"
+                            " where user_id = %s order by id", [luz])
+    show("\n".join(f"{e['event']:>10}  {e['content']}" for e in events))
+    check(len(events) >= 5, "every change is in the append-only history")
+
+
+def main() -> None:
+    print(_style("1", "supamem — conversation memory that lives in your Supabase Postgres"))
+    print(f"   database: {database_url().split('@')[-1]}")
+    with closing(owner_connection()) as owner:
+        reset_demo_data(owner)
+    with Database() as db:
+        identity = Identity(db)
+        conversation_story(db, identity)
+        isolation_story(db)
+        tenant_story(db, identity)
+        memory_story(db)
+    print()
+    print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff).")
+
+
+if __name__ == "__main__":
+    main()
