@@ -145,7 +145,8 @@ create function memory.revise_memory(
     p_content text,
     p_type text default null,
     p_category text default null,
-    p_confidence numeric default null
+    p_confidence numeric default null,
+    p_source_message_id bigint default null
 )
 returns memory.memories
 language plpgsql
@@ -164,17 +165,19 @@ begin
             detail = format('memory %s is %s', p_memory_id,
                 case when v_old.deleted_at is not null then 'deleted' else 'superseded' end);
     end if;
-    insert into memory.memories (user_id, profile_id, content, type, category, confidence, context, pinned, expires_at)
+    insert into memory.memories (
+        user_id, profile_id, content, type, category, confidence, context, pinned, expires_at, source_message_id
+    )
     values (
         v_old.user_id, v_old.profile_id, p_content, coalesce(p_type, v_old.type), coalesce(p_category, v_old.category),
-        coalesce(p_confidence, v_old.confidence), v_old.context, v_old.pinned, v_old.expires_at
+        coalesce(p_confidence, v_old.confidence), v_old.context, v_old.pinned, v_old.expires_at, p_source_message_id
     )
     returning * into v_new;
     update memory.memories as m set active = false, superseded_by = v_new.id where m.id = p_memory_id;
     return v_new;
 end
 $$;
-grant execute on function memory.revise_memory(uuid, text, text, text, numeric) to authenticated, service_role;
+grant execute on function memory.revise_memory(uuid, text, text, text, numeric, bigint) to authenticated, service_role;
 
 -- Why: seed 004's "This was saved — Undo": deleting is soft, so undo and restore are exact.
 create function memory.forget(p_memory_id uuid)
@@ -282,8 +285,11 @@ grant select, insert, update, delete on memory.memory_extractions to service_rol
 -- Why: an extraction job may run twice for one message (a retry, a reclaimed lease); the ledger
 -- row, taken first, makes the second run return the first run's result and change nothing.
 -- The gate is checked again here (the user may have paused memory since the job was queued): a
--- closed gate is an answer, not an error. Past extraction_rate_limit applications per user per
--- minute it refuses with 54000.
+-- closed gate is an answer, not an error. Each item is an operation the model chose after seeing
+-- the nearest existing memories: {"op": "add", "content", "type", "confidence", "category",
+-- "context"} (the default), {"op": "update", "memory_id", "content", ...} which supersedes,
+-- {"op": "delete", "memory_id"} which soft-deletes, or {"op": "none"}. Dedup and history apply
+-- as for any write. Past extraction_rate_limit applications per user per minute: 54000.
 create function memory.apply_extraction(p_source_message_id bigint, p_memories jsonb, p_user_id uuid default null)
 returns table (memory_id uuid, outcome text)
 language plpgsql
@@ -293,7 +299,7 @@ declare
     v_user uuid := memory_private.acting_user(p_user_id);
     v_item jsonb;
     v_reason text;
-    v_result record;
+    v_target uuid;
     v_ids uuid [] := '{}';
 begin
     if jsonb_typeof(p_memories) is distinct from 'array' or jsonb_array_length(p_memories) > 3 then
@@ -321,18 +327,41 @@ begin
         return;
     end if;
     for v_item in select jsonb_array_elements(p_memories) loop
-        select * into v_result from memory.remember(
-            p_content => v_item ->> 'content',
-            p_type => v_item ->> 'type',
-            p_user_id => v_user,
-            p_category => v_item ->> 'category',
-            p_confidence => coalesce((v_item ->> 'confidence')::numeric, 0.8),
-            p_context => coalesce(v_item -> 'context', '{}'),
-            p_source_message_id => p_source_message_id
-        );
-        v_ids := v_ids || v_result.memory_id;
-        memory_id := v_result.memory_id;
-        outcome := v_result.outcome;
+        case coalesce(v_item ->> 'op', 'add')
+            when 'add' then
+                select r.memory_id, r.outcome into memory_id, outcome from memory.remember(
+                    p_content => v_item ->> 'content',
+                    p_type => v_item ->> 'type',
+                    p_user_id => v_user,
+                    p_category => v_item ->> 'category',
+                    p_confidence => coalesce((v_item ->> 'confidence')::numeric, 0.8),
+                    p_context => coalesce(v_item -> 'context', '{}'),
+                    p_source_message_id => p_source_message_id
+                ) as r;
+            when 'update' then
+                v_target := (v_item ->> 'memory_id')::uuid;
+                if not exists (select 1 from memory.memories as m where m.id = v_target and m.user_id = v_user) then
+                    raise exception using errcode = 'P0002', message = format('memory %s not found for this user', v_target);
+                end if;
+                memory_id := (memory.revise_memory(
+                    v_target, v_item ->> 'content', v_item ->> 'type', v_item ->> 'category',
+                    (v_item ->> 'confidence')::numeric, p_source_message_id
+                )).id;
+                outcome := 'superseded';
+            when 'delete' then
+                v_target := (v_item ->> 'memory_id')::uuid;
+                if not exists (select 1 from memory.memories as m where m.id = v_target and m.user_id = v_user) then
+                    raise exception using errcode = 'P0002', message = format('memory %s not found for this user', v_target);
+                end if;
+                memory_id := (memory.forget(v_target)).id;
+                outcome := 'deleted';
+            when 'none' then
+                continue;
+            else
+                raise exception using errcode = '22023', message = format('unknown operation %L', v_item ->> 'op'),
+                    hint = 'op is one of add, update, delete, none';
+        end case;
+        v_ids := v_ids || memory_id;
         return next;
     end loop;
     update memory.memory_extractions as e set memory_ids = v_ids where e.source_message_id = p_source_message_id;
