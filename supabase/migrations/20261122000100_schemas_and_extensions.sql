@@ -23,10 +23,13 @@ grant usage on schema memory_private to authenticated, service_role;
 
 alter default privileges in schema memory revoke all on tables from public, anon, authenticated;
 alter default privileges in schema memory revoke all on sequences from public, anon, authenticated;
-alter default privileges in schema memory revoke execute on functions from public, anon, authenticated;
 alter default privileges in schema memory_private revoke all on tables from public, anon, authenticated;
 alter default privileges in schema memory_private revoke all on sequences from public, anon, authenticated;
-alter default privileges in schema memory_private revoke execute on functions from public, anon, authenticated;
+
+-- Functions: Postgres grants EXECUTE to PUBLIC on every new function, and a per-schema default
+-- cannot take that away (only the role-wide default can, which would reach into the project's
+-- other schemas). So every migration that creates functions ends by revoking PUBLIC's EXECUTE on
+-- both schemas; each function is then reachable only through its explicit grant.
 
 -- Global settings: the defaults a tenant or a conversation may override.
 create table memory_private.settings (
@@ -94,3 +97,5 @@ exception when invalid_parameter_value then
 end
 $$;
 grant execute on function memory_private.is_time_zone(text) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

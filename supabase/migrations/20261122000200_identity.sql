@@ -233,3 +233,5 @@ begin
 end
 $$;
 grant execute on function memory_private.writing_user(uuid) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

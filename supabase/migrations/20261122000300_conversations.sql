@@ -103,6 +103,9 @@ begin
         new.window_turns := coalesce(
             new.window_turns, v_tenant.conversation_window, (memory_private.setting('conversation_window') #>> '{}')::integer
         );
+        if new.ttl <= interval '0' then
+            raise exception using errcode = '23514', message = 'ttl must be positive';
+        end if;
         new.expires_at := new.created_at + new.ttl;
     end if;
     return new;
@@ -112,6 +115,29 @@ $$;
 create trigger conversations_defaults
 before insert or update of user_id, tenant_id on memory.conversations
 for each row execute function memory_private.conversation_defaults();
+
+-- Why: tenants are isolated; a participant from another tenant would let that tenant's admin
+-- read this conversation (and hide it from this tenant's admin).
+create function memory_private.check_participant_tenant()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    if (select u.tenant_id from memory.users as u where u.id = new.user_id) is distinct from (
+        select c.tenant_id from memory.conversations as c where c.id = new.conversation_id
+    ) then
+        raise exception using errcode = '22023', message = 'participants must belong to the conversation''s tenant';
+    end if;
+    return null;
+end
+$$;
+
+-- A constraint trigger fires after the row passed RLS, so a caller without rights gets 42501 first.
+create constraint trigger participants_check_tenant
+after insert or update of user_id, conversation_id on memory.participants
+for each row execute function memory_private.check_participant_tenant();
 
 create trigger participants_inherit_tenant
 before insert or update of user_id, tenant_id on memory.participants
@@ -152,16 +178,16 @@ begin
             and m.role = 'assistant'
     );
     v_next := case when v_join then v_conversation.last_turn else v_conversation.last_turn + 1 end;
-    if new.turn_number is not null and new.turn_number >= 1 and new.turn_number <> v_next then
+    if new.turn_number < 1 then
+        raise exception using errcode = '23514', message = format('turn number %s must be positive', new.turn_number);
+    end if;
+    if new.turn_number is not null and new.turn_number <> v_next then
         if new.turn_number <= v_conversation.last_turn then
             raise exception using errcode = '23505', message = format('turn %s already exists', new.turn_number),
                 detail = format('the next turn number for this %s message is %s', new.role, v_next);
         end if;
         raise exception using errcode = '23514', message = format('turn %s would leave a gap', new.turn_number),
             detail = format('the next turn number for this %s message is %s', new.role, v_next);
-    end if;
-    if new.turn_number is not null and new.turn_number < 1 then
-        return new;  -- the check constraint reports it
     end if;
     new.turn_number := v_next;
     new.user_id := v_conversation.user_id;
@@ -351,3 +377,5 @@ where m.expires_at is null or m.expires_at > now()
 group by m.conversation_id, m.user_id, m.tenant_id, m.turn_number;
 comment on view memory.turns is 'Turns (seeds 000, 001): live messages paired by turn number.';
 grant select on memory.turns to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

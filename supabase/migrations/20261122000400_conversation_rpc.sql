@@ -353,3 +353,5 @@ begin
 end
 $$;
 grant execute on function memory.delete_conversation(uuid) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -46,6 +46,25 @@ create trigger short_term_state_inherit_tenant
 before insert or update of user_id, tenant_id on memory.short_term_state
 for each row execute function memory_private.inherit_tenant();
 
+-- Why: an expired value is invisible (the select policy hides it), and an upsert's conflict check
+-- must see the row it updates; so a write first clears the expired row it would collide with.
+create function memory_private.replace_expired_short_term()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    delete from memory.short_term_state as s
+    where s.user_id = new.user_id and s.key = new.key and s.expires_at <= now();
+    return new;
+end
+$$;
+
+create trigger short_term_state_replace_expired
+before insert on memory.short_term_state
+for each row execute function memory_private.replace_expired_short_term();
+
 alter table memory.user_kv enable row level security;
 alter table memory.user_state enable row level security;
 alter table memory.short_term_state enable row level security;
@@ -115,26 +134,32 @@ as $$
 $$;
 grant execute on function memory.kv_set(text, jsonb, uuid) to authenticated, service_role;
 
+-- Readers resolve the user first, so a call without one fails even when no row would match.
 create function memory.kv_get(p_key text, p_user_id uuid default null)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select v.value from memory.user_kv as v
-    where v.user_id = memory_private.acting_user(p_user_id) and v.key = p_key
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+begin
+    return (select v.value from memory.user_kv as v where v.user_id = v_user and v.key = p_key);
+end
 $$;
 grant execute on function memory.kv_get(text, uuid) to authenticated, service_role;
 
 create function memory.kv_list(p_user_id uuid default null)
 returns setof memory.user_kv
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select v.* from memory.user_kv as v
-    where v.user_id = memory_private.acting_user(p_user_id)
-    order by v.key
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+begin
+    return query select v.* from memory.user_kv as v where v.user_id = v_user order by v.key;
+end
 $$;
 grant execute on function memory.kv_list(uuid) to authenticated, service_role;
 
@@ -182,11 +207,15 @@ grant execute on function memory.state_set(text, uuid) to authenticated, service
 
 create function memory.state_get(p_user_id uuid default null)
 returns setof memory.user_state
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select s.* from memory.user_state as s where s.user_id = memory_private.acting_user(p_user_id)
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+begin
+    return query select s.* from memory.user_state as s where s.user_id = v_user;
+end
 $$;
 grant execute on function memory.state_get(uuid) to authenticated, service_role;
 
@@ -232,12 +261,18 @@ grant execute on function memory.short_term_set(text, jsonb, interval, uuid) to 
 
 create function memory.short_term_get(p_key text, p_user_id uuid default null)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select s.value from memory.short_term_state as s
-    where s.user_id = memory_private.acting_user(p_user_id) and s.key = p_key and s.expires_at > now()
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+begin
+    return (
+        select s.value from memory.short_term_state as s
+        where s.user_id = v_user and s.key = p_key and s.expires_at > now()
+    );
+end
 $$;
 grant execute on function memory.short_term_get(text, uuid) to authenticated, service_role;
 
@@ -253,3 +288,5 @@ begin
 end
 $$;
 grant execute on function memory.short_term_delete(text, uuid) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -68,24 +68,47 @@ $$;
 revoke all on procedure memory_private.run_retention_sweep() from public;
 grant execute on procedure memory_private.run_retention_sweep() to service_role;
 
--- Why: registering schedules must be repeatable (cron.schedule upserts by name), so a migration,
--- a reset or an operator can run this any number of times and still have each job once.
+-- The kit's pg_cron jobs, as data: each feature's migration adds its rows, and a team may
+-- retune a schedule with an update followed by memory_private.schedule_jobs().
+create table memory_private.schedules (
+    name text primary key check (name ~ '^supamem-[a-z-]+$'),
+    schedule text not null,
+    command text not null
+);
+alter table memory_private.schedules enable row level security;
+grant select, insert, update, delete on memory_private.schedules to service_role;
+
+-- Why: registering must be repeatable (cron.schedule upserts by name), so a migration, a reset or
+-- an operator can run this any number of times and still have each job exactly once. It runs as
+-- the owner because the cron schema is not the service role's.
 create function memory_private.schedule_jobs()
-returns void
+returns integer
 language plpgsql
+security definer
 set search_path = ''
 as $$
+declare
+    v_job memory_private.schedules;
+    v_count integer := 0;
 begin
-    perform cron.schedule('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()');
-    -- pg_cron never cleans its own run log.
-    perform cron.schedule(
-        'supamem-prune-cron-history',
-        '17 3 * * *',
-        $job$delete from cron.job_run_details
-        where end_time < now() - (memory_private.setting('cron_history_retention') #>> '{}')::interval$job$
-    );
+    for v_job in select s.* from memory_private.schedules as s order by s.name loop
+        perform cron.schedule(v_job.name, v_job.schedule, v_job.command);
+        v_count := v_count + 1;
+    end loop;
+    return v_count;
 end
 $$;
 grant execute on function memory_private.schedule_jobs() to service_role;
 
+insert into memory_private.schedules (name, schedule, command) values
+('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()'),
+-- pg_cron never cleans its own run log.
+(
+    'supamem-prune-cron-history', '17 3 * * *',
+    $job$delete from cron.job_run_details
+    where end_time < now() - (memory_private.setting('cron_history_retention') #>> '{}')::interval$job$
+);
+
 select memory_private.schedule_jobs();
+
+revoke execute on all routines in schema memory, memory_private from public;

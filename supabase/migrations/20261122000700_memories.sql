@@ -331,3 +331,5 @@ grant update (
 grant select on memory.memory_events to authenticated;
 grant select, insert, update, delete on memory.memories to service_role;
 grant select on memory.memory_events to service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

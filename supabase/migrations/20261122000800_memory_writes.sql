@@ -58,6 +58,7 @@ begin
     return v_archived;
 end
 $$;
+grant execute on function memory_private.enforce_memory_cap(uuid, uuid) to authenticated, service_role;
 
 -- Why: a duplicate or a selection strengthens a memory: one more reference, the higher
 -- confidence. Counters are not the caller's to set, so this runs as the owner and lets a
@@ -368,3 +369,5 @@ begin
 end
 $$;
 grant execute on function memory.apply_extraction(bigint, jsonb, uuid) to service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -156,3 +156,5 @@ begin
 end
 $$;
 grant execute on function memory.prompt_context(uuid, text, integer, integer, integer) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

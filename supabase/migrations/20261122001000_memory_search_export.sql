@@ -166,3 +166,5 @@ begin
 end
 $$;
 grant execute on function memory.erase_user(uuid) to service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -68,24 +68,10 @@ create index memories_deleted_at_idx on memory.memories (deleted_at) where delet
 create index memories_archive_candidates_idx on memory.memories (created_at)
 where active and not archived and not pinned and deleted_at is null;
 
--- Why: the same idempotent registration as before, now with the memory jobs.
-create or replace function memory_private.schedule_jobs()
-returns void
-language plpgsql
-set search_path = ''
-as $$
-begin
-    perform cron.schedule('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()');
-    -- pg_cron never cleans its own run log.
-    perform cron.schedule(
-        'supamem-prune-cron-history',
-        '17 3 * * *',
-        $job$delete from cron.job_run_details
-        where end_time < now() - (memory_private.setting('cron_history_retention') #>> '{}')::interval$job$
-    );
-    perform cron.schedule('supamem-archive-memories', '23 2 * * *', 'select memory_private.archive_stale_memories()');
-    perform cron.schedule('supamem-purge-memories', '41 2 * * *', 'select memory_private.purge_deleted_memories()');
-end
-$$;
+insert into memory_private.schedules (name, schedule, command) values
+('supamem-archive-memories', '23 2 * * *', 'select memory_private.archive_stale_memories()'),
+('supamem-purge-memories', '41 2 * * *', 'select memory_private.purge_deleted_memories()');
 
 select memory_private.schedule_jobs();
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -285,3 +285,5 @@ as $$
     order by j.kind
 $$;
 grant execute on function memory.job_stats() to service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

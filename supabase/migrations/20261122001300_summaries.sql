@@ -196,6 +196,7 @@ set search_path = ''
 as $$
     select date_trunc('week', p_at at time zone p_time_zone)::date
 $$;
+grant execute on function memory_private.local_week_start(timestamptz, text) to authenticated, service_role;
 
 -- Why: the weekly cron job. For every user and primary profile with conversation summaries in a
 -- week that has ended in the profile's time zone and has no weekly summary yet, queue one. A
@@ -378,3 +379,5 @@ begin
 end
 $$;
 grant execute on function memory.defer_job(bigint, text, interval) to service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -353,33 +353,13 @@ begin
 end
 $$;
 
--- Schedules: the same idempotent registration, now with the queue and summary jobs.
-create or replace function memory_private.schedule_jobs()
-returns void
-language plpgsql
-set search_path = ''
-as $$
-begin
-    perform cron.schedule('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()');
-    -- pg_cron never cleans its own run log.
-    perform cron.schedule(
-        'supamem-prune-cron-history',
-        '17 3 * * *',
-        $job$delete from cron.job_run_details
-        where end_time < now() - (memory_private.setting('cron_history_retention') #>> '{}')::interval$job$
-    );
-    perform cron.schedule('supamem-archive-memories', '23 2 * * *', 'select memory_private.archive_stale_memories()');
-    perform cron.schedule('supamem-purge-memories', '41 2 * * *', 'select memory_private.purge_deleted_memories()');
-    perform cron.schedule('supamem-reap-leases', '* * * * *', 'select memory_private.reap_expired_leases()');
-    perform cron.schedule('supamem-prune-jobs', '53 3 * * *', 'select memory_private.prune_finished_jobs()');
-    -- Hourly, so each time zone's week and month are picked up soon after they end locally.
-    perform cron.schedule(
-        'supamem-weekly-summaries', '7 * * * *', 'select memory_private.enqueue_due_weekly_summaries()'
-    );
-    perform cron.schedule(
-        'supamem-monthly-summaries', '37 * * * *', 'select memory_private.enqueue_due_monthly_summaries()'
-    );
-end
-$$;
+insert into memory_private.schedules (name, schedule, command) values
+('supamem-reap-leases', '* * * * *', 'select memory_private.reap_expired_leases()'),
+('supamem-prune-jobs', '53 3 * * *', 'select memory_private.prune_finished_jobs()'),
+-- Hourly, so each time zone's week and month are picked up soon after they end locally.
+('supamem-weekly-summaries', '7 * * * *', 'select memory_private.enqueue_due_weekly_summaries()'),
+('supamem-monthly-summaries', '37 * * * *', 'select memory_private.enqueue_due_monthly_summaries()');
 
 select memory_private.schedule_jobs();
+
+revoke execute on all routines in schema memory, memory_private from public;

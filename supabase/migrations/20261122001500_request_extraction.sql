@@ -81,3 +81,5 @@ as $$
         and not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
 $$;
 grant execute on function memory.request_extraction(uuid) to authenticated, service_role;
+
+revoke execute on all routines in schema memory, memory_private from public;

@@ -163,6 +163,24 @@ begin
 end
 $$;
 
+-- The plan of a query as jsonb (EXPLAIN (format json)), run as the current identity so RLS
+-- policies are part of it; with p_analyze the query runs and nodes carry "Actual Rows". Search it
+-- with jsonb_path_exists(plan, '$.** ? (@."Index Name" == "...")').
+create or replace function tests.plan_of(p_query text, p_analyze boolean default false)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_plan json;
+begin
+    execute pg_catalog.format(
+        'explain (format json%s) %s', case when p_analyze then ', analyze, timing off' else '' end, p_query
+    ) into v_plan;
+    return v_plan::jsonb;
+end
+$$;
+
 -- pgTAP assertion: every table (plain or partitioned) in the schema has row level security on.
 -- The failure diagnostics name the offending tables.
 create or replace function tests.rls_enabled(p_schema text)

@@ -1,0 +1,67 @@
+-- memory.messages refuses bad rows on every write path, not only through add_message: content
+-- must contain a non-space character, the role is 'user' or 'assistant', metadata is an object and
+-- tool_calls an array (23514 / 23502).
+begin;
+select plan(10);
+
+-- Setup passes an explicit window so the file does not depend on the global retention defaults.
+select tests.create_cast('constraints-content');
+select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, p_window_turns => 1000)).id);
+
+-- Through the Data API, as the owner.
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', '')$$,
+    '23514', null, 'empty content is refused'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', E'  \n\t ')$$,
+    '23514', null, 'whitespace-only content is refused'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'system', 'You are a bot')$$,
+    '23514', null, 'a role other than user or assistant is refused'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, null, 'Who said this?')$$,
+    '23502', null, 'a missing role is refused'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', null)$$,
+    '23502', null, 'missing content is refused'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content, metadata) values (tests.recall('conv')::uuid, 'user', 'hi', '[1]')$$,
+    '23514', null, 'metadata must be a JSON object'
+);
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content, tool_calls)
+    values (tests.recall('conv')::uuid, 'assistant', 'hi', '{"name": "chart"}')$$,
+    '23514', null, 'tool_calls must be a JSON array'
+);
+
+-- The same rules hold for service_role, which bypasses RLS but not constraints.
+select tests.authenticate_as_service_role();
+select throws_ok(
+    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'assistant', ' ')$$,
+    '23514', null, 'service_role cannot write whitespace-only content either'
+);
+
+-- None of the refused rows was written, and none took a turn number.
+select tests.clear_authentication();
+select is(
+    (select last_turn from memory.conversations where id = tests.recall('conv')::uuid),
+    0,
+    'the refused messages left no trace: the turn counter is still 0'
+);
+
+-- No update can blank a message either.
+select memory.add_message(tests.recall('conv')::uuid, 'user', 'A real question');
+select tests.authenticate_as_service_role();
+select throws_ok(
+    $$update memory.messages set content = '' where conversation_id = tests.recall('conv')::uuid$$,
+    '23514', null, 'no update can blank a message'
+);
+
+select * from finish();
+rollback;

@@ -1,0 +1,110 @@
+-- memory.prompt_context(conversation, query, max_turns, ...): everything a prompt needs in one round
+-- trip: the newest max_turns turns oldest-first ("history") and the turn the query points at
+-- ("referenced_turn", null when it points nowhere). Callers get only what they may read.
+begin;
+select plan(16);
+
+-- Setup passes an explicit window so the file does not depend on the global retention defaults.
+select tests.create_cast('rpc-prompt-context');
+select tests.remember('participant', tests.create_auth_user('rpc-prompt-context.participant@supamem.test'));
+select memory.register_user(tests.recall('participant')::uuid, tests.recall('tenant_a')::uuid);
+select tests.remember(
+    'conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Prompt', 'together', p_window_turns => 1000)).id
+);
+insert into memory.participants (conversation_id, user_id)
+values (tests.recall('conv')::uuid, tests.recall('participant')::uuid);
+select memory.add_turn(tests.recall('conv')::uuid, format('q%s', i), format('a%s', i)) from generate_series(1, 12) as i;
+
+-- anon is denied.
+select tests.authenticate_as_anon();
+select throws_ok($$select memory.prompt_context(tests.recall('conv')::uuid)$$, '42501', null, 'anon cannot build a prompt context');
+
+-- The owner gets the window of turns and the referenced turn.
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select tests.remember('ctx', memory.prompt_context(tests.recall('conv')::uuid, 'ano yung una?'));
+select is(
+    tests.recall('ctx')::jsonb ->> 'conversation_id', tests.recall('conv'),
+    'the context names its conversation'
+);
+select is(
+    array(select (h ->> 'turn_number')::integer from jsonb_array_elements(tests.recall('ctx')::jsonb -> 'history') as h),
+    array[3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    'history holds the newest 10 turns, oldest first'
+);
+select is(
+    tests.recall('ctx')::jsonb -> 'history' -> 0 ->> 'user_content' || ' / ' || (tests.recall('ctx')::jsonb -> 'history' -> 0 ->> 'assistant_content'),
+    'q3 / a3',
+    'each history entry carries the question and the answer'
+);
+select is(
+    (tests.recall('ctx')::jsonb -> 'referenced_turn' ->> 'turn_number')::integer, 3,
+    '"yung una" in the query references the first turn shown'
+);
+select is(
+    memory.prompt_context(tests.recall('conv')::uuid, 'what is my sign?') -> 'referenced_turn',
+    'null'::jsonb,
+    'a query without a reference has a null referenced_turn'
+);
+select is(
+    memory.prompt_context(tests.recall('conv')::uuid) -> 'referenced_turn',
+    'null'::jsonb,
+    'no query, no referenced turn'
+);
+select tests.remember('short', memory.prompt_context(tests.recall('conv')::uuid, 'the first one', 2));
+select is(
+    array(select (h ->> 'turn_number')::integer from jsonb_array_elements(tests.recall('short')::jsonb -> 'history') as h),
+    array[11, 12],
+    'max_turns 2: the last two turns'
+);
+select is(
+    (tests.recall('short')::jsonb -> 'referenced_turn' ->> 'turn_number')::integer, 11,
+    'with max_turns 2 "the first one" is turn 11'
+);
+select throws_ok(
+    $$select memory.prompt_context(tests.recall('conv')::uuid, null, 0)$$,
+    '22023', null, 'max_turns 0 is refused'
+);
+
+-- Others get what RLS lets them read.
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select is(
+    (select jsonb_build_object('history', c -> 'history', 'referenced_turn', c -> 'referenced_turn')
+    from memory.prompt_context(tests.recall('conv')::uuid, 'yung una') as c),
+    jsonb_build_object('history', '[]'::jsonb, 'referenced_turn', null),
+    'a stranger gets no history and no referenced turn'
+);
+select tests.authenticate_as(tests.recall('participant')::uuid);
+select is(
+    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid) -> 'history'), 10,
+    'a participant gets the shared history'
+);
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
+select is(
+    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid) -> 'history'), 10,
+    'tenant A''s admin gets the owner''s history'
+);
+select tests.authenticate_as(tests.recall('admin_b')::uuid);
+select is(
+    memory.prompt_context(tests.recall('conv')::uuid) -> 'history', '[]'::jsonb,
+    'tenant B''s admin gets no history of tenant A'
+);
+select tests.authenticate_as_service_role();
+select is(
+    (memory.prompt_context(tests.recall('conv')::uuid, 'kanina') -> 'referenced_turn' ->> 'turn_number')::integer, 12,
+    'service_role builds the owner''s context'
+);
+
+-- Expired turns never reach a prompt, before any sweep.
+select tests.clear_authentication();
+update memory.messages set expires_at = now() - interval '1 second'
+where conversation_id = tests.recall('conv')::uuid and turn_number >= 11;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(
+    array(select (h ->> 'turn_number')::integer
+    from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid, null, 3) -> 'history') as h),
+    array[10],
+    'expired turns 11 and 12 are left out of the prompt'
+);
+
+select * from finish();
+rollback;
