@@ -96,6 +96,10 @@ declare
     v_conversation memory.conversations;
     v_profile_id uuid;
 begin
+    -- Signed-in callers may only ask about themselves; anything else reads as not found.
+    if (select auth.uid()) is not null and p_user_id is distinct from (select auth.uid()) then
+        return 'source message not found';
+    end if;
     select m.* into v_message from memory.messages as m where m.id = p_message_id;
     if not found then
         return 'source message not found';
@@ -137,15 +141,16 @@ stable
 security definer
 set search_path = ''
 as $$
-    select coalesce(
-        (select coalesce(c.profile_id, p.profile_id)
+    -- A signed-in caller learns nothing about anyone else's profiles.
+    select case when (select auth.uid()) is null or p_user_id = (select auth.uid()) then coalesce(
+        (select case when c.user_id = p_user_id then c.profile_id else p.profile_id end
          from memory.messages as m
          join memory.conversations as c on c.id = m.conversation_id
          left join memory.participants as p on p.conversation_id = c.id and p.user_id = p_user_id
          where m.id = p_message_id and (c.user_id = p_user_id or p.user_id is not null)),
         p_profile_id,
         (select p.id from memory.profiles as p where p.user_id = p_user_id and p.is_primary)
-    )
+    ) end
 $$;
 grant execute on function memory_private.memory_profile(uuid, bigint, uuid) to authenticated, service_role;
 
@@ -162,6 +167,11 @@ declare
     v_reason text;
     v_message memory.messages;
 begin
+    -- Another user's row is RLS's to refuse (42501); resolve nothing for it here. Cascades
+    -- (an owner deleting a together conversation) run as postgres with the caller's claims.
+    if (select auth.uid()) is not null and new.user_id is distinct from (select auth.uid()) then
+        return new;
+    end if;
     new.tenant_id := (select u.tenant_id from memory.users as u where u.id = new.user_id);
     if new.source_message_id is not null
         and (tg_op = 'INSERT' or new.source_message_id is distinct from old.source_message_id) then

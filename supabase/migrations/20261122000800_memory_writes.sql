@@ -36,6 +36,9 @@ declare
     v_cap integer := (memory_private.setting('memory_cap'))::integer;
     v_archived integer;
 begin
+    if (select auth.uid()) is not null and p_user_id is distinct from (select auth.uid()) then
+        return 0;
+    end if;
     with live as (
         select m.id, m.pinned,
             memory_private.memory_score(
@@ -132,7 +135,9 @@ begin
     )
     returning id into v_existing;
     perform memory_private.enforce_memory_cap(v_user, v_profile);
-    return query select v_existing, 'added'::text;
+    -- With every other live memory pinned, the cap makes room by archiving the newcomer itself.
+    return query select v_existing, case when (select m.archived from memory.memories as m where m.id = v_existing)
+        then 'archived: memory cap reached' else 'added' end;
 end
 $$;
 grant execute on function memory.remember(text, text, uuid, uuid, text, numeric, jsonb, bigint, boolean, timestamptz)
@@ -284,9 +289,9 @@ grant select on memory.memory_extractions to authenticated;
 grant select, insert, update, delete on memory.memory_extractions to service_role;
 
 -- Why: an extraction job may run twice for one message (a retry, a reclaimed lease); the ledger
--- row, taken first, makes the second run return the first run's result and change nothing.
--- The gate is checked again here (the user may have paused memory since the job was queued): a
--- closed gate is an answer, not an error. Each item is an operation the model chose after seeing
+-- row makes the second run return the first run's result and change nothing. The gate is
+-- checked again here (the user may have paused memory since the job was queued): a closed gate
+-- is an answer, not an error. Each item is an operation the model chose after seeing
 -- the nearest existing memories: {"op": "add", "content", "type", "confidence", "category",
 -- "context"} (the default), {"op": "update", "memory_id", "content", ...} which supersedes,
 -- {"op": "delete", "memory_id"} which soft-deletes, or {"op": "none"}. Dedup and history apply
@@ -306,13 +311,13 @@ begin
     if jsonb_typeof(p_memories) is distinct from 'array' or jsonb_array_length(p_memories) > 3 then
         raise exception using errcode = '22023', message = 'memories must be a JSON array of at most 3 items';
     end if;
-    if (select count(*) from memory.memory_extractions as e
-        where e.user_id = v_user and e.created_at > now() - interval '1 minute')
-        >= (memory_private.setting('extraction_rate_limit'))::integer then
-        raise exception using errcode = '54000',
-            message = format('rate limit: %s extractions per user per minute', memory_private.setting('extraction_rate_limit')),
-            hint = 'Retry after a minute.';
+    -- A closed gate leaves no ledger row: the message can still be extracted for its real author.
+    v_reason := memory_private.memory_gate(v_user, p_source_message_id);
+    if v_reason is not null then
+        return query select null::uuid, 'skipped: ' || v_reason;
+        return;
     end if;
+    -- The ledger row first: a retry, or a concurrent run that waited on this row, changes nothing.
     insert into memory.memory_extractions (source_message_id, user_id)
     values (p_source_message_id, v_user)
     on conflict (source_message_id) do nothing;
@@ -322,10 +327,13 @@ begin
         from memory.memory_extractions as e where e.source_message_id = p_source_message_id;
         return;
     end if;
-    v_reason := memory_private.memory_gate(v_user, p_source_message_id);
-    if v_reason is not null then
-        return query select null::uuid, 'skipped: ' || v_reason;
-        return;
+    -- The row just written counts, so more than the limit means this one is over it.
+    if (select count(*) from memory.memory_extractions as e
+        where e.user_id = v_user and e.created_at > now() - interval '1 minute')
+        > (memory_private.setting('extraction_rate_limit'))::integer then
+        raise exception using errcode = '54000',
+            message = format('rate limit: %s extractions per user per minute', memory_private.setting('extraction_rate_limit')),
+            hint = 'Retry after a minute.';
     end if;
     for v_item in select jsonb_array_elements(p_memories) loop
         case coalesce(v_item ->> 'op', 'add')

@@ -16,7 +16,8 @@ select tests.remember('pq', id) from p;
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('v')::uuid, 'V main', true) returning id)
 select tests.remember('pv', id) from p;
 
--- The strings on both sides of the edge, measured the way remember measures them.
+-- The strings on both sides of the edge, measured the way remember measures them. (similarity is
+-- a real: 17/20 is the real nearest 0.85, which compares as at-or-above the numeric setting.)
 select is(
     extensions.similarity('I drink tea daily', 'I drink tea daily, ok'), 0.85::real,
     'the edge pair is exactly at 0.85 (17 shared of 20 trigrams)'

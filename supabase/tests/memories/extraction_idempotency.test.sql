@@ -4,7 +4,7 @@
 -- gets at most extraction_rate_limit (60) extractions per minute (else 54000); older ledger rows do
 -- not count.
 begin;
-select plan(17);
+select plan(18);
 
 select tests.remember('u', memory.user_id_for('memories-extraction.u'));
 select tests.remember('w', memory.user_id_for('memories-extraction.w'));
@@ -116,6 +116,7 @@ insert into memory.memory_extractions (source_message_id, user_id, created_at)
 select m.id, tests.recall('w')::uuid, now()
 from memory.messages as m
 where m.conversation_id = tests.recall('conv_w')::uuid and m.role = 'user' and m.turn_number <= 60;
+select tests.remember('msg_w1', (select id from memory.messages where conversation_id = tests.recall('conv_w')::uuid and role = 'user' and turn_number = 1));
 select tests.remember('msg_w61', (select id from memory.messages where conversation_id = tests.recall('conv_w')::uuid and role = 'user' and turn_number = 61));
 select tests.remember('msg_w62', (select id from memory.messages where conversation_id = tests.recall('conv_w')::uuid and role = 'user' and turn_number = 62));
 select tests.remember('conv_x', (memory.create_conversation(
@@ -132,6 +133,10 @@ select throws_ok(
 select is_empty(
     $$select source_message_id from memory.memory_extractions where source_message_id = tests.recall('msg_w61')::bigint$$,
     'the refused extraction left no ledger row'
+);
+select lives_ok(
+    $$select * from memory.apply_extraction(tests.recall('msg_w1')::bigint, '[{"content": "Reads at night", "type": "pattern"}]', tests.recall('w')::uuid)$$,
+    'a retry of an already extracted message is answered (already extracted) even at the limit: it is not a new extraction'
 );
 select results_eq(
     $$select outcome from memory.apply_extraction(tests.recall('msg_x')::bigint, '[{"content": "Swims", "type": "fact"}]', tests.recall('x')::uuid)$$,
