@@ -1,0 +1,233 @@
+"""Seed 000's ConversationStore: one running conversation per user, 10 turns, 24 hours.
+
+Each user (a text id such as "user123", in an optional tenant) has a current conversation
+(`memory.current_conversation`, safe under concurrent first requests) whose retention policy is a
+rolling window of 10 turns and a 24-hour TTL; `memory.add_turn` stores a turn atomically and the
+database numbers turns, trims the window and sets the expiry. Reads never return expired turns,
+so `get_history` does not need to sweep first (seed 000 swept on every read);
+`cleanup_old_turns` sweeps one user's expired rows on demand.
+
+Errors are handled as seed 000 says: `store_turn` returns False, reads return []/None, and the
+failure is logged with the user id and operation. When the database is unreachable, turns are
+buffered and reads answer from the buffer (supamem.fallback); buffered turns are written back on
+the next call that reaches the database.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from .db import Database, Transaction
+from .errors import DatabaseUnavailableError, SupamemError
+from .fallback import FallbackBuffer, check_buffered_text, log_degraded, log_failure, write_back
+from .formatting import format_history_for_prompt
+from .identity import Identity, TenantKey
+from .models import Turn
+from .retention import sweep
+
+log = logging.getLogger(__name__)
+
+WINDOW_TURNS = 10
+TTL = timedelta(hours=24)
+
+
+def _history_dict(turn: Turn) -> dict[str, Any]:
+    # Seed 000's get_history shape (created_at stays a datetime there; Turn.to_dict() gives ISO).
+    return {
+        "turn_number": turn.turn_number,
+        "user_query": turn.query_text,
+        "ai_response": turn.response_text,
+        "created_at": turn.created_at,
+    }
+
+
+class ConversationStore:
+    """Seed 000's interface. `db` replaces seed 000's Supabase client."""
+
+    def __init__(
+        self,
+        db: Database | None = None,
+        *,
+        tenant_id: TenantKey = None,
+        window_turns: int = WINDOW_TURNS,
+        ttl: timedelta = TTL,
+        fallback: FallbackBuffer | None = None,
+        identity: Identity | None = None,
+    ) -> None:
+        self.db = db if db is not None else Database()
+        self.identity = identity if identity is not None else Identity(self.db)
+        self.tenant_id = tenant_id
+        self.window_turns = window_turns
+        self.ttl = ttl
+        self.fallback = fallback if fallback is not None else FallbackBuffer()
+        self._flush_lock = threading.Lock()
+
+    # -- helpers --------------------------------------------------------------------------
+
+    @staticmethod
+    def _key(user_id: str) -> str:
+        return f"user:{user_id}"
+
+    def _current(self, tx: Transaction, user: UUID) -> dict[str, Any]:
+        """The user's current conversation, with seed 000's retention policy.
+
+        memory.current_conversation creates a missing conversation with the default policy and
+        takes no policy arguments, so a conversation it has just created (no turn yet) gets
+        seed 000's TTL and window here, in the same transaction: its advisory lock is held until
+        commit, so no concurrent caller sees the conversation before it has its policy.
+        Workaround until the SQL function accepts p_ttl / p_window_turns (reported).
+        """
+        conversation = tx.call_one("current_conversation", user_id=user)
+        assert conversation is not None
+        wanted = (self.ttl, self.window_turns)
+        if conversation["last_turn"] == 0 and (conversation["ttl"], conversation["window_turns"]) != wanted:
+            conversation = tx.execute(
+                "update memory.conversations as c"
+                " set ttl = %(ttl)s, window_turns = %(window)s, expires_at = c.created_at + %(ttl)s"
+                " where c.id = %(id)s returning c.*",
+                {"ttl": self.ttl, "window": self.window_turns, "id": conversation["id"]},
+            )[0]
+        return conversation
+
+    def _history(self, user_id: str, max_turns: int) -> list[Turn]:
+        user = self.identity.user(user_id, self.tenant_id)
+        with self.db.transaction() as tx:
+            conversation = self._current(tx, user)
+            rows = tx.call("turn_history", conversation_id=conversation["id"], max_turns=max_turns)
+        return [Turn.from_row(r, user_id=user_id) for r in rows]
+
+    # -- write-back -----------------------------------------------------------------------
+
+    def flush_pending(self) -> int:
+        """Write buffered turns back (in order, exactly once). Raises only when unreachable."""
+        if not self.fallback.has_pending():
+            return 0
+        written = 0
+        with self._flush_lock:
+            for key in self.fallback.pending_keys():
+                turns = self.fallback.pending(key)
+                if not turns:
+                    continue
+                user_id = turns[0].user_id
+                try:
+                    user = self.identity.user(user_id, self.tenant_id)
+                    with self.db.transaction() as tx:
+                        write_back(tx, self._current(tx, user)["id"], turns)
+                except DatabaseUnavailableError:
+                    raise
+                except SupamemError as exc:
+                    log_failure(log, "write_back", None, user_id, exc)
+                    continue
+                self.fallback.discard(key, [t.client_turn_id for t in turns])
+                written += len(turns)
+                log.warning(
+                    "database reachable again: wrote back %d buffered turn(s) of user_id=%s",
+                    len(turns),
+                    user_id,
+                    extra={"supamem_operation": "write_back", "supamem_user_id": user_id},
+                )
+        return written
+
+    def _write_back_pending(self) -> None:
+        if self.fallback.has_pending():
+            self.flush_pending()
+
+    # -- seed 000 interface ---------------------------------------------------------------
+
+    def store_turn(self, user_id: str, user_query: str, ai_response: str) -> bool:
+        """Store a turn; True on success (or buffered during an outage), False on error."""
+        try:
+            self._write_back_pending()
+            user = self.identity.user(user_id, self.tenant_id)
+            with self.db.transaction() as tx:
+                conversation = self._current(tx, user)
+                tx.call(
+                    "add_turn",
+                    conversation_id=conversation["id"],
+                    user_content=user_query,
+                    assistant_content=ai_response,
+                )
+            return True
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "store_turn", None, user_id, exc)
+            try:
+                check_buffered_text("user_query", user_query)
+                check_buffered_text("ai_response", ai_response)
+            except SupamemError as invalid:
+                log_failure(log, "store_turn", None, user_id, invalid)
+                return False
+            self.fallback.append(self._key(user_id), user_id, user_query, ai_response, None)
+            return True
+        except SupamemError as exc:
+            log_failure(log, "store_turn", None, user_id, exc)
+            return False
+
+    def get_history(self, user_id: str, max_turns: int = 10) -> list[dict[str, Any]]:
+        """The newest `max_turns` turns within the TTL, oldest first ([] on error)."""
+        key = self._key(user_id)
+        try:
+            self._write_back_pending()
+            turns = self._history(user_id, max_turns)
+            self.fallback.remember(key, turns)
+            merged = self.fallback.view(key, turns, session_id=key, limit=max_turns)
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "get_history", None, user_id, exc)
+            merged = self.fallback.view(key, None, session_id=key, limit=max_turns)
+        except SupamemError as exc:
+            log_failure(log, "get_history", None, user_id, exc)
+            return []
+        return [_history_dict(t) for t in merged]
+
+    def resolve_reference(self, user_id: str, reference: str) -> dict[str, Any] | None:
+        """The turn a phrase such as "yung una" / "the first one" points at, or None.
+
+        Positions count within the turns the prompt shows (the window): 1 is the oldest shown,
+        -1 ("kanina", "earlier") the latest. The phrases are rows of memory.reference_phrases.
+        """
+        try:
+            self._write_back_pending()
+            user = self.identity.user(user_id, self.tenant_id)
+            with self.db.transaction() as tx:
+                conversation = self._current(tx, user)
+                row = tx.call_one(
+                    "resolve_reference",
+                    conversation_id=conversation["id"],
+                    text=reference,
+                    max_turns=self.window_turns,
+                )
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "resolve_reference", None, user_id, exc)
+            return None
+        except SupamemError as exc:
+            log_failure(log, "resolve_reference", None, user_id, exc)
+            return None
+        return None if row is None else _history_dict(Turn.from_row(row, user_id=user_id))
+
+    def cleanup_old_turns(self, user_id: str) -> int:
+        """Delete the user's expired turns now; returns how many turns were deleted."""
+        try:
+            user = self.identity.user(user_id, self.tenant_id)
+            totals = sweep(self.db, user_id=user)
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "cleanup_old_turns", None, user_id, exc)
+            return 0
+        except SupamemError as exc:
+            log_failure(log, "cleanup_old_turns", None, user_id, exc)
+            return 0
+        # Both messages of a turn expire together; a lone question counts as a turn.
+        turns = math.ceil(totals["messages_deleted"] / 2)
+        log.info("cleanup_old_turns: deleted %d expired turns of user_id=%s", turns, user_id)
+        return turns
+
+    @staticmethod
+    def format_history_for_prompt(history: list[dict[str, Any]]) -> str:
+        """Seed 000's prompt format (supamem.formatting)."""
+        return format_history_for_prompt(history)
+
+
+__all__ = ["ConversationStore"]

@@ -1,0 +1,380 @@
+"""The one module that owns database connections.
+
+`Database` wraps a `psycopg_pool.ConnectionPool`. Every connection it hands out acts as
+Supabase's `service_role` (the pool's `configure` callback runs `set role service_role`), so
+grants and row level security are those of the app server's service key, never those of the
+superuser the server may log in as. `Database.as_user()` instead acts, for one transaction, as a
+signed-in Supabase Auth user (`set local role authenticated` plus `request.jwt.claims`), exactly
+as PostgREST does with a user's JWT.
+
+Python calls the RPC functions in schema `memory`; `call()` builds
+`select * from memory.<fn>(p_x => $1, ...)` from a whitelisted function name and identifiers
+(psycopg.sql), with every value sent as a server-side parameter.
+
+Connection handling:
+- the pool opens lazily on first use, waiting up to `connect_timeout` for `min_size`
+  connections; `check=ConnectionPool.check_connection` replaces connections that died (a
+  database restart) when they are checked out;
+- when no connection can be had within `timeout` (the database is down), the pool is retired
+  and a circuit opens for `retry_interval` seconds: calls in that window fail at once with
+  `DatabaseUnavailableError` (the fallback answers in microseconds instead of waiting on a
+  timeout per call); the first call after it builds a fresh pool. A connection that breaks in
+  the middle of a transaction fails only that call; the pool replaces it.
+
+Supavisor: `set role` in `configure` is session state, so use a direct connection or Supavisor's
+session mode (port 5432). Behind transaction mode (port 6543) pass `prepare_threshold=None`
+and `role_per_transaction=True`, which sets the role with `set local` in every transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from .errors import DatabaseUnavailableError, SupamemError, from_psycopg
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
+SCHEMA = "memory"
+
+#: The RPC functions in schema `memory` the client may call (supabase/migrations).
+FUNCTIONS: frozenset[str] = frozenset(
+    {
+        # identity (20261122000200_identity.sql)
+        "user_id_for",
+        "register_user",
+        "set_primary_profile",
+        # conversations (20261122000400_conversation_rpc.sql)
+        "create_conversation",
+        "create_session",
+        "current_conversation",
+        "add_message",
+        "add_turn",
+        "history",
+        "turn_history",
+        "resolve_reference",
+        "prompt_context",
+        "count_messages",
+        "clear_conversation",
+        "delete_message",
+        "delete_conversation",
+        # state (20261122000500_user_state.sql)
+        "kv_set",
+        "kv_get",
+        "kv_list",
+        "kv_delete",
+        "kv_clear",
+        "state_set",
+        "state_get",
+        "state_delete",
+        "short_term_set",
+        "short_term_get",
+        "short_term_delete",
+        # retention (20261122000600_retention.sql)
+        "sweep_expired",
+        # long-term memories (20261122000700..001100)
+        "remember",
+        "revise_memory",
+        "forget",
+        "restore_memory",
+        "pin_memory",
+        "set_memory_settings",
+        "apply_extraction",
+        "select_memories",
+        "mark_memories_used",
+        "search_memories",
+        "export_memories",
+        "import_memories",
+        "erase_user",
+    }
+)
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,60}$")
+
+
+def database_url() -> str:
+    """`$DATABASE_URL`, else the local stack (`scripts/db.sh`)."""
+    return os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+
+
+def _adapt(value: Any) -> Any:
+    # jsonb parameters: a dict is always a JSON object. Lists are left alone (they may be
+    # Postgres arrays such as uuid[]); wrap a JSON array in psycopg's Jsonb yourself.
+    if isinstance(value, Mapping):
+        return Jsonb(dict(value))
+    return value
+
+
+class Transaction:
+    """One open transaction on one pooled connection; calls RPCs and maps errors."""
+
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]], functions: frozenset[str]) -> None:
+        self.conn = conn
+        self._functions = functions
+
+    def _query(self, function: str, names: Iterable[str]) -> sql.Composed:
+        if function not in self._functions:
+            raise ValueError(f"memory.{function} is not a known RPC function")
+        args = []
+        for name in names:
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"invalid parameter name {name!r}")
+            args.append(
+                sql.SQL("{} => {}").format(sql.Identifier(f"p_{name}"), sql.Placeholder(name))
+            )
+        return sql.SQL("select * from {}.{}({})").format(
+            sql.Identifier(SCHEMA), sql.Identifier(function), sql.SQL(", ").join(args)
+        )
+
+    def call(self, function: str, /, **params: Any) -> list[dict[str, Any]]:
+        """`select * from memory.<function>(p_<name> => <value>, ...)`; rows as dicts."""
+        query = self._query(function, params)
+        values = {name: _adapt(value) for name, value in params.items()}
+        return self.execute(query, values)
+
+    def call_one(self, function: str, /, **params: Any) -> dict[str, Any] | None:
+        rows = self.call(function, **params)
+        return rows[0] if rows else None
+
+    def call_value(self, function: str, /, **params: Any) -> Any:
+        """The first column of the first row (functions that return a scalar)."""
+        row = self.call_one(function, **params)
+        return None if row is None else next(iter(row.values()), None)
+
+    def execute(
+        self, query: str | sql.Composable, params: Mapping[str, Any] | tuple | list | None = None
+    ) -> list[dict[str, Any]]:
+        """A parameterised statement (the few direct reads/writes the RPCs do not cover)."""
+        try:
+            cur = self.conn.execute(query, params)  # type: ignore[arg-type]
+            return cur.fetchall() if cur.description is not None else []
+        except psycopg.Error as exc:
+            raise from_psycopg(exc) from exc
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested transaction: an error inside rolls back only what ran inside it."""
+        try:
+            with self.conn.transaction():
+                yield
+        except psycopg.Error as exc:
+            raise from_psycopg(exc) from exc
+
+
+class Database:
+    """A pool of connections acting as service_role, plus RPC helpers.
+
+    Args:
+        url: libpq URL; default `$DATABASE_URL`, else the local stack.
+        min_size / max_size: pool bounds (max_size bounds concurrent transactions).
+        timeout: seconds a caller waits for a free connection before `DatabaseUnavailableError`.
+        connect_timeout: seconds to open the pool (and libpq's per-connection connect timeout).
+        retry_interval: after a "database unavailable" failure, calls fail fast for this long.
+        open: open the pool now (raising `DatabaseUnavailableError` if it cannot) instead of on
+            first use.
+        extra_functions: more `memory.*` RPC names to allow in `call()` (later migrations).
+        prepare_threshold: psycopg's; None disables server-side prepared statements
+            (Supavisor transaction mode).
+        role_per_transaction: set `service_role` with `set local` in each transaction instead of
+            once per connection (Supavisor transaction mode).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 5.0,
+        connect_timeout: float = 5.0,
+        retry_interval: float = 1.0,
+        open: bool = False,  # noqa: A002 - mirrors psycopg_pool's argument name
+        extra_functions: Iterable[str] = (),
+        prepare_threshold: int | None = 5,
+        role_per_transaction: bool = False,
+        application_name: str = "supamem",
+    ) -> None:
+        self.url = url or database_url()
+        self.min_size = min_size
+        self.max_size = max_size
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.retry_interval = retry_interval
+        self.prepare_threshold = prepare_threshold
+        self.role_per_transaction = role_per_transaction
+        self.application_name = application_name
+        self.functions = FUNCTIONS | frozenset(extra_functions)
+        self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
+        self._lock = threading.Lock()
+        self._unavailable_until = 0.0
+        self._closed = False
+        if open:
+            self.open()
+
+    # -- pool lifecycle -------------------------------------------------------------------
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        conn.prepare_threshold = self.prepare_threshold
+        if not self.role_per_transaction:
+            conn.execute("set role service_role")
+            conn.commit()
+
+    def _new_pool(self) -> ConnectionPool[psycopg.Connection[dict[str, Any]]]:
+        return ConnectionPool(
+            self.url,
+            min_size=self.min_size,
+            max_size=self.max_size,
+            open=False,
+            timeout=self.timeout,
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            name="supamem",
+            kwargs={
+                "row_factory": dict_row,
+                "autocommit": False,
+                "connect_timeout": max(1, round(self.connect_timeout)),
+                "application_name": self.application_name,
+            },
+        )
+
+    def open(self) -> None:
+        """Open the pool, waiting up to `connect_timeout` for its first connections."""
+        self._get_pool()
+
+    def _get_pool(self) -> ConnectionPool[psycopg.Connection[dict[str, Any]]]:
+        if self._closed:
+            raise DatabaseUnavailableError("database client is closed")
+        pool = self._pool
+        if pool is not None:
+            return pool
+        self._check_circuit()
+        with self._lock:
+            if self._pool is None:
+                self._check_circuit()  # a caller we waited for may just have failed
+                pool = self._new_pool()
+                try:
+                    pool.open(wait=True, timeout=self.connect_timeout)
+                except Exception as exc:  # PoolTimeout (the pool closed itself) or worse
+                    pool.close(timeout=0)
+                    self._unavailable_until = time.monotonic() + self.retry_interval
+                    raise DatabaseUnavailableError(
+                        f"cannot connect to the database within {self.connect_timeout}s: {exc}"
+                    ) from exc
+                self._pool = pool
+            return self._pool
+
+    def _check_circuit(self) -> None:
+        remaining = self._unavailable_until - time.monotonic()
+        if remaining > 0:
+            raise DatabaseUnavailableError(
+                f"database unavailable (last attempt failed; retrying in {remaining:.1f}s)"
+            )
+
+    def _retire(self, pool: ConnectionPool[Any] | None) -> None:
+        """Drop a pool that failed: the next call after `retry_interval` builds a new one."""
+        with self._lock:
+            if pool is None or self._pool is not pool:
+                return  # another caller retired it already (and a new one may be up)
+            self._pool = None
+            self._unavailable_until = time.monotonic() + self.retry_interval
+        # Closing waits for its worker threads; do not make the failing caller wait for it.
+        threading.Thread(target=pool.close, kwargs={"timeout": 1.0}, daemon=True).start()
+
+    @property
+    def is_open(self) -> bool:
+        return self._pool is not None
+
+    def close(self) -> None:
+        self._closed = True
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transactions ---------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, *, as_user: UUID | str | None = None) -> Iterator[Transaction]:
+        """One transaction acting as service_role, or as the signed-in user `as_user`.
+
+        Commits when the block ends, rolls back on an exception. psycopg and pool errors come
+        out as `SupamemError` subclasses.
+        """
+        pool = self._get_pool()
+        try:
+            conn = pool.getconn()
+        except psycopg.Error as exc:  # no connection within `timeout`: the database is down
+            self._retire(pool)
+            raise from_psycopg(exc) from exc
+        # A connection that breaks mid-transaction fails only this call (as
+        # DatabaseUnavailableError); putconn discards it and the next checkout decides.
+        try:
+            with conn.transaction():
+                if as_user is not None:
+                    claims = json.dumps({"sub": str(UUID(str(as_user))), "role": "authenticated"})
+                    conn.execute("set local role authenticated")
+                    conn.execute("select set_config('request.jwt.claims', %s, true)", [claims])
+                elif self.role_per_transaction:
+                    conn.execute("set local role service_role")
+                yield Transaction(conn, self.functions)
+        except psycopg.Error as exc:
+            raise from_psycopg(exc) from exc
+        finally:
+            pool.putconn(conn)
+
+    def as_user(self, user_id: UUID | str) -> Any:
+        """`with db.as_user(uid) as tx:` — a transaction acting as that Supabase Auth user."""
+        return self.transaction(as_user=user_id)
+
+    # -- one-call helpers -----------------------------------------------------------------
+
+    def call(self, function: str, /, **params: Any) -> list[dict[str, Any]]:
+        """Call `memory.<function>` as service_role in its own transaction; rows as dicts."""
+        with self.transaction() as tx:
+            return tx.call(function, **params)
+
+    def call_one(self, function: str, /, **params: Any) -> dict[str, Any] | None:
+        with self.transaction() as tx:
+            return tx.call_one(function, **params)
+
+    def call_value(self, function: str, /, **params: Any) -> Any:
+        with self.transaction() as tx:
+            return tx.call_value(function, **params)
+
+    def call_as(self, user_id: UUID | str, function: str, /, **params: Any) -> list[dict[str, Any]]:
+        """Call `memory.<function>` as the signed-in Supabase Auth user `user_id`."""
+        with self.transaction(as_user=user_id) as tx:
+            return tx.call(function, **params)
+
+    def ping(self) -> bool:
+        """True when a round trip to the database succeeds."""
+        try:
+            with self.transaction() as tx:
+                tx.execute("select 1")
+            return True
+        except SupamemError:
+            return False
+
+
+__all__ = ["DEFAULT_DATABASE_URL", "FUNCTIONS", "Database", "Transaction", "database_url"]

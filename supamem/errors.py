@@ -1,0 +1,118 @@
+"""Typed exceptions and the one place that maps PostgreSQL errors (SQLSTATEs) to them.
+
+The SQL functions in schema `memory` raise specific SQLSTATEs with messages a person can act
+on; callers catch meaning (`NotFoundError`), not driver classes. Nothing here is named
+`MemoryError`: Python already has one, and shadowing it hides real out-of-memory errors.
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg_pool import PoolClosed, PoolTimeout
+
+
+class SupamemError(Exception):
+    """Base class of every error the client raises.
+
+    `sqlstate` is the PostgreSQL error code when the database raised it (None for errors the
+    client detects itself, such as a pool timeout); `detail` and `hint` carry the server's
+    DETAIL and HINT lines when present.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sqlstate: str | None = None,
+        detail: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.sqlstate = sqlstate
+        self.detail = detail
+        self.hint = hint
+
+
+class NotFoundError(SupamemError, LookupError):
+    """The row does not exist, or the caller may not see it (SQLSTATE P0002)."""
+
+
+#: Seed 003's name for the same error.
+MemoryNotFoundError = NotFoundError
+
+
+class InvalidInputError(SupamemError, ValueError):
+    """Bad input: data exceptions (22xxx), check violations (23514), NUL bytes in text."""
+
+
+class InvalidRoleError(InvalidInputError):
+    """A message role other than 'user' or 'assistant' (SQLSTATE 22023, "invalid role")."""
+
+
+class PermissionDeniedError(SupamemError, PermissionError):
+    """The acting role may not do this (SQLSTATE 42501)."""
+
+
+class ConflictError(SupamemError):
+    """A uniqueness conflict (23505) or a serialization failure / deadlock (40xxx): retryable."""
+
+
+class DatabaseUnavailableError(SupamemError, ConnectionError):
+    """The database cannot be reached: connection refused or lost, pool timeout, shutdown."""
+
+
+# SQLSTATE classes / codes that mean "the server is not there (any more)", not "bad request".
+_UNAVAILABLE_CLASSES = ("08", "53", "57P")
+_NUL_MARKER = "NUL (0x00)"
+
+
+def from_psycopg(exc: BaseException) -> SupamemError:
+    """Translate a psycopg / psycopg_pool exception into a `SupamemError` (never raises)."""
+    if isinstance(exc, SupamemError):
+        return exc
+    if isinstance(exc, (PoolTimeout, PoolClosed)):
+        return DatabaseUnavailableError(f"database unavailable: {exc}")
+    if not isinstance(exc, psycopg.Error):
+        return SupamemError(f"{type(exc).__name__}: {exc}")
+
+    sqlstate = exc.sqlstate
+    diag = exc.diag
+    message = (diag.message_primary if sqlstate else None) or str(exc).strip()
+    kwargs = {"sqlstate": sqlstate, "detail": diag.message_detail, "hint": diag.message_hint}
+
+    if sqlstate is None:
+        # Raised by the driver, not the server. psycopg refuses NUL bytes client side
+        # (DataError without a SQLSTATE); everything else is a connection that failed or broke.
+        if isinstance(exc, psycopg.DataError) and _NUL_MARKER in str(exc):
+            return InvalidInputError(f"text must not contain NUL bytes: {exc}", **kwargs)
+        if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+            return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
+        return SupamemError(message, **kwargs)
+
+    if sqlstate.startswith(_UNAVAILABLE_CLASSES):
+        return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
+    if sqlstate == "P0002":
+        return NotFoundError(message, **kwargs)
+    if sqlstate == "22023" and message.startswith("invalid role"):
+        return InvalidRoleError(message, **kwargs)
+    if sqlstate.startswith("22") or sqlstate in {"23502", "23503", "23514"}:
+        return InvalidInputError(message, **kwargs)
+    if sqlstate == "42501":
+        return PermissionDeniedError(message, **kwargs)
+    if sqlstate == "23505" or sqlstate.startswith("40"):
+        return ConflictError(message, **kwargs)
+    return SupamemError(message, **kwargs)
+
+
+__all__ = [
+    "ConflictError",
+    "DatabaseUnavailableError",
+    "InvalidInputError",
+    "InvalidRoleError",
+    "MemoryNotFoundError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "SupamemError",
+    "from_psycopg",
+]

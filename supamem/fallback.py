@@ -1,0 +1,328 @@
+"""Graceful degradation (seed 001, property 8): a bounded in-memory buffer for outages.
+
+While the database is unreachable (`DatabaseUnavailableError`), `ConversationMemoryManager` and
+`ConversationStore` keep answering:
+- writes are buffered here, each turn under a client-generated `client_turn_id`;
+- reads return the last history read from the database for that session (a snapshot) followed by
+  the buffered turns, numbered provisionally after it.
+On the next call that reaches the database, the buffered turns are written back in order, in one
+transaction per conversation, and dropped from the buffer only after the commit. Each written
+message carries `{"client_turn_id": ...}` in its metadata, and a flush first asks the database
+which of its ids are already there, so a turn is written exactly once even when a flush is
+retried after a commit whose acknowledgement was lost.
+
+Bounds (all in-process memory; nothing here survives a restart):
+- `max_turns_per_key` (default 50) buffered turns per session / user: the oldest is dropped,
+  with a WARNING, when a new one arrives;
+- `max_total_turns` (default 1000) buffered turns overall: the oldest anywhere is dropped, with a
+  WARNING;
+- `max_snapshots` (default 256) remembered histories, least recently used evicted, each at most
+  `max_turns_per_key` turns.
+So the buffer holds at most max_total_turns turns plus max_snapshots x max_turns_per_key
+snapshot turns, whatever the length of the outage.
+
+Every degraded call logs a WARNING naming the operation, session id and user id
+(`log_degraded`); other failures are logged at ERROR with the same context (`log_failure`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID, uuid4
+
+from .db import Transaction
+from .errors import InvalidInputError
+from .models import Turn
+
+log = logging.getLogger(__name__)
+
+CLIENT_TURN_ID = "client_turn_id"
+
+
+def _context(operation: str, session_id: object, user_id: object) -> dict[str, Any]:
+    return {
+        "supamem_operation": operation,
+        "supamem_session_id": None if session_id is None else str(session_id),
+        "supamem_user_id": None if user_id is None else str(user_id),
+    }
+
+
+def log_degraded(
+    logger: logging.Logger, operation: str, session_id: object, user_id: object, exc: BaseException
+) -> None:
+    """WARNING: the database is unreachable and `operation` is served from the fallback."""
+    logger.warning(
+        "database unavailable during %s (session_id=%s, user_id=%s): %s; using the in-memory fallback",
+        operation,
+        session_id,
+        user_id,
+        exc,
+        extra=_context(operation, session_id, user_id),
+    )
+
+
+def log_failure(
+    logger: logging.Logger, operation: str, session_id: object, user_id: object, exc: BaseException
+) -> None:
+    """ERROR: `operation` failed (bad input, not found, permission...), with its context."""
+    sqlstate = getattr(exc, "sqlstate", None)
+    logger.error(
+        "%s failed (session_id=%s, user_id=%s): %s: %s%s",
+        operation,
+        session_id,
+        user_id,
+        type(exc).__name__,
+        exc,
+        f" [SQLSTATE {sqlstate}]" if sqlstate else "",
+        extra=_context(operation, session_id, user_id),
+    )
+
+
+def check_buffered_text(name: str, value: str) -> None:
+    """While the database is down, refuse what it would refuse, so a buffered turn never fails.
+
+    The database's rule is `content ~ '[^[:space:]]'` and no NUL bytes; Python's `str.strip()`
+    removes a superset of [:space:] in the C.UTF-8 locale, so nothing the database accepts is
+    refused here except strings made only of exotic spaces.
+    """
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{name} must be a string")
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} must not contain NUL bytes")
+    if not value.strip():
+        raise InvalidInputError(f"{name} must not be empty")
+
+
+@dataclass
+class BufferedTurn:
+    """A turn written while the database was unreachable."""
+
+    key: str
+    user_id: str
+    query: str
+    response: str
+    metadata: dict[str, Any]
+    client_turn_id: str = field(default_factory=lambda: str(uuid4()))
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    sequence: int = 0
+    #: Turn number shown while buffered: after the last known one (the database assigns the
+    #: real number when the turn is written back).
+    provisional_number: int = 0
+
+    def stored_metadata(self) -> dict[str, Any]:
+        return {**self.metadata, CLIENT_TURN_ID: self.client_turn_id}
+
+
+class FallbackBuffer:
+    """Bounded, thread-safe store of buffered turns and last-known histories (see module doc)."""
+
+    def __init__(
+        self, max_turns_per_key: int = 50, max_total_turns: int = 1000, max_snapshots: int = 256
+    ) -> None:
+        if min(max_turns_per_key, max_total_turns, max_snapshots) < 1:
+            raise ValueError("fallback bounds must be positive")
+        self.max_turns_per_key = max_turns_per_key
+        self.max_total_turns = max_total_turns
+        self.max_snapshots = max_snapshots
+        self._pending: OrderedDict[str, deque[BufferedTurn]] = OrderedDict()
+        self._snapshots: OrderedDict[str, list[Turn]] = OrderedDict()
+        self._total = 0
+        self._sequence = itertools.count(1)
+        self._lock = threading.RLock()
+
+    # -- buffered writes ------------------------------------------------------------------
+
+    def append(
+        self, key: str, user_id: str, query: str, response: str, metadata: dict[str, Any] | None
+    ) -> BufferedTurn:
+        turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}))
+        with self._lock:
+            turn.sequence = next(self._sequence)
+            queue = self._pending.setdefault(key, deque())
+            known = max((t.turn_number for t in self._snapshots.get(key, ())), default=0)
+            turn.provisional_number = max(known, queue[-1].provisional_number if queue else 0) + 1
+            if len(queue) >= self.max_turns_per_key:
+                self._drop(key, queue.popleft(), f"more than {self.max_turns_per_key} turns for it")
+            elif self._total >= self.max_total_turns:
+                oldest_key = min(self._pending, key=lambda k: self._pending[k][0].sequence)
+                self._drop(
+                    oldest_key,
+                    self._pending[oldest_key].popleft(),
+                    f"more than {self.max_total_turns} turns buffered",
+                )
+            self._pending.setdefault(key, deque()).append(turn)  # `queue` may have been emptied
+            self._total += 1
+        return turn
+
+    def _drop(self, key: str, turn: BufferedTurn, why: str) -> None:
+        self._total -= 1
+        if not self._pending.get(key):
+            self._pending.pop(key, None)
+        log.warning(
+            "fallback buffer full (%s): dropped the oldest buffered turn %s of session/user %s "
+            "(user_id=%s); it will not be written to the database",
+            why,
+            turn.client_turn_id,
+            key,
+            turn.user_id,
+            extra=_context("fallback_drop", key, turn.user_id),
+        )
+
+    def pending(self, key: str) -> list[BufferedTurn]:
+        with self._lock:
+            return list(self._pending.get(key, ()))
+
+    def pending_keys(self) -> list[str]:
+        """Keys with buffered turns, in the order their oldest turn was buffered."""
+        with self._lock:
+            return sorted(self._pending, key=lambda k: self._pending[k][0].sequence)
+
+    def has_pending(self) -> bool:
+        return self._total > 0
+
+    def __len__(self) -> int:
+        return self._total
+
+    def discard(self, key: str, client_turn_ids: set[str] | list[str]) -> None:
+        """Forget buffered turns once they are committed (or will never be written)."""
+        ids = set(client_turn_ids)
+        with self._lock:
+            queue = self._pending.get(key)
+            if not queue:
+                return
+            kept = deque(t for t in queue if t.client_turn_id not in ids)
+            self._total -= len(queue) - len(kept)
+            if kept:
+                self._pending[key] = kept
+            else:
+                del self._pending[key]
+
+    def requeue(self, turns: list[BufferedTurn]) -> None:
+        """Put turns back (same ids, original order), e.g. when a write-back must be retried."""
+        with self._lock:
+            for turn in turns:
+                queue = self._pending.setdefault(turn.key, deque())
+                if any(t.client_turn_id == turn.client_turn_id for t in queue):
+                    continue
+                queue.append(turn)
+                self._total += 1
+            for key in {t.key for t in turns}:
+                self._pending[key] = deque(sorted(self._pending[key], key=lambda t: t.sequence))
+
+    def drop_key(self, key: str) -> int:
+        """Forget everything about a session/user (it was deleted); returns buffered turns dropped."""
+        with self._lock:
+            queue = self._pending.pop(key, deque())
+            self._total -= len(queue)
+            self._snapshots.pop(key, None)
+            return len(queue)
+
+    # -- last-known histories -------------------------------------------------------------
+
+    def remember(self, key: str, turns: list[Turn]) -> None:
+        """Keep the newest history read from the database, to answer from during an outage."""
+        with self._lock:
+            self._snapshots[key] = list(turns[-self.max_turns_per_key :])
+            self._snapshots.move_to_end(key)
+            while len(self._snapshots) > self.max_snapshots:
+                self._snapshots.popitem(last=False)
+
+    def snapshot(self, key: str) -> list[Turn]:
+        with self._lock:
+            return list(self._snapshots.get(key, ()))
+
+    def view(
+        self, key: str, stored: list[Turn] | None, *, session_id: str, limit: int | None = None
+    ) -> list[Turn]:
+        """`stored` (or the snapshot when None) followed by buffered turns not stored yet."""
+        with self._lock:
+            base = list(self._snapshots.get(key, ())) if stored is None else list(stored)
+            pending = list(self._pending.get(key, ()))
+        written = {t.metadata.get(CLIENT_TURN_ID) for t in base}
+        number = max((t.turn_number for t in base), default=0)
+        merged = list(base)
+        for buffered in pending:
+            if buffered.client_turn_id in written:
+                continue
+            # Against the snapshot, keep the numbers already handed out; after a fresh read,
+            # number the still-buffered turns after the database's newest.
+            number = buffered.provisional_number if stored is None else number + 1
+            merged.append(
+                Turn(
+                    id=buffered.client_turn_id,
+                    session_id=session_id,
+                    user_id=buffered.user_id,
+                    turn_number=number,
+                    query_text=buffered.query,
+                    response_text=buffered.response,
+                    created_at=buffered.created_at,
+                    metadata=buffered.stored_metadata(),
+                    buffered=True,
+                )
+            )
+        if limit is not None:
+            merged = merged[-limit:] if limit > 0 else []
+        return merged
+
+
+def stored_client_turn_ids(
+    tx: Transaction, ids: list[str], *, conversation_id: UUID | None = None, user_id: UUID | None = None
+) -> dict[str, UUID]:
+    """Which of `ids` the database already holds (one query): client_turn_id -> conversation."""
+    if conversation_id is not None:
+        where, value = "m.conversation_id = %s", conversation_id
+    elif user_id is not None:
+        where, value = "m.user_id = %s", user_id
+    else:
+        raise ValueError("conversation_id or user_id required")
+    rows = tx.execute(
+        "select distinct m.metadata ->> 'client_turn_id' as client_turn_id, m.conversation_id"
+        f" from memory.messages as m where {where}"
+        " and m.metadata ->> 'client_turn_id' = any(%s)",
+        [value, ids],
+    )
+    return {r["client_turn_id"]: r["conversation_id"] for r in rows}
+
+
+def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]) -> list[str]:
+    """Append buffered turns to a conversation in order, skipping those already stored.
+
+    Runs inside the caller's transaction. A turn the database rejects as invalid is logged and
+    skipped (its savepoint rolls back alone): it could never be written. Any other error aborts
+    the whole write-back. Returns the client ids that are settled (written, present or rejected).
+    """
+    ids = [t.client_turn_id for t in turns]
+    present = stored_client_turn_ids(tx, ids, conversation_id=conversation_id)
+    for turn in turns:
+        if turn.client_turn_id in present:
+            continue
+        try:
+            with tx.savepoint():
+                tx.call(
+                    "add_turn",
+                    conversation_id=conversation_id,
+                    user_content=turn.query,
+                    assistant_content=turn.response,
+                    metadata=turn.stored_metadata(),
+                )
+        except InvalidInputError as exc:
+            log_failure(log, "write_back", conversation_id, turn.user_id, exc)
+    return ids
+
+
+__all__ = [
+    "CLIENT_TURN_ID",
+    "BufferedTurn",
+    "FallbackBuffer",
+    "check_buffered_text",
+    "log_degraded",
+    "log_failure",
+    "stored_client_turn_ids",
+    "write_back",
+]

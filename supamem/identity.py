@@ -1,0 +1,135 @@
+"""Who a caller's ids name: tenants and users, resolved once per process.
+
+Users
+- A Supabase Auth user id (a UUID, no tenant) is its own `memory.users` id:
+  `memory.register_user(p_user_id)` creates the row once.
+- Any other id (seed 000's and 003's "user123", a chat id) is an external id in a tenant:
+  `memory.user_id_for(p_external_id, p_tenant_id)` maps it to a user, the same one forever.
+- A UUID that is not an Auth user (register_user fails on its foreign key to auth.users) is
+  treated as an external id, so seed 001 callers that mint their own UUIDs still work.
+The mapping never changes while the user exists, so it is cached in-process. (A user deleted
+behind the client's back, e.g. with its auth user, leaves a stale entry: call `forget()`.)
+
+Tenants
+- seed 003's tenant ids are integers; the kit's tenants are UUID rows in `memory.tenants`.
+  An int `n` names the tenant "tenant-n", a non-UUID string names the tenant of that name; both
+  map to `uuid5(TENANT_NAMESPACE, name)` and the row is created on first use (an idempotent
+  insert, so concurrent first uses agree). A UUID is used as is and must exist.
+- None is the app's own namespace (`tenant_id is null`).
+"""
+
+from __future__ import annotations
+
+import threading
+from uuid import UUID, uuid5
+
+from .db import Database
+from .errors import InvalidInputError
+
+#: Namespace of the deterministic tenant ids (uuid5) for int and name tenant keys.
+TENANT_NAMESPACE = UUID("6f1d2a4e-59c3-4c1e-9f4e-2b7d0c8a5e31")
+
+TenantKey = int | str | UUID | None
+
+
+def _as_uuid(value: object) -> UUID | None:
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return UUID(value)
+        except ValueError:
+            return None
+    return None
+
+
+class Identity:
+    """Resolves (user id, tenant) to `memory.users` ids and tenant keys to tenant ids."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._users: dict[tuple[UUID | None, str], UUID] = {}
+        self._display: dict[UUID, str] = {}
+        self._tenants: dict[object, UUID] = {}
+        self._lock = threading.Lock()
+
+    # -- tenants --------------------------------------------------------------------------
+
+    def tenant(self, tenant_id: TenantKey) -> UUID | None:
+        """The `memory.tenants` id for a tenant key (None stays None)."""
+        if tenant_id is None:
+            return None
+        if isinstance(tenant_id, bool) or not isinstance(tenant_id, (int, str, UUID)):
+            raise InvalidInputError(f"tenant id must be an int, a UUID or a name, not {tenant_id!r}")
+        cache_key = (type(tenant_id).__name__, tenant_id)
+        cached = self._tenants.get(cache_key)
+        if cached is not None:
+            return cached
+        as_uuid = _as_uuid(tenant_id)
+        if as_uuid is not None:
+            resolved = as_uuid
+        else:
+            name = f"tenant-{tenant_id}" if isinstance(tenant_id, int) else tenant_id
+            resolved = uuid5(TENANT_NAMESPACE, name)
+            # memory.tenants has no RPC: service_role inserts the row (the name check applies).
+            with self.db.transaction() as tx:
+                tx.execute(
+                    "insert into memory.tenants (id, name) values (%s, %s) on conflict (id) do nothing",
+                    [resolved, name],
+                )
+        with self._lock:
+            self._tenants[cache_key] = resolved
+        return resolved
+
+    # -- users ----------------------------------------------------------------------------
+
+    def user(self, user_id: str | UUID, tenant_id: TenantKey = None) -> UUID:
+        """The `memory.users` id of `user_id` in tenant `tenant_id` (created on first use)."""
+        tenant = self.tenant(tenant_id)
+        as_uuid = _as_uuid(user_id)
+        text = str(as_uuid) if as_uuid is not None else str(user_id)
+        key = (tenant, text)
+        cached = self._users.get(key)
+        if cached is not None:
+            return cached
+        resolved: UUID | None = None
+        if as_uuid is not None and tenant is None:
+            try:
+                resolved = self.db.call_value("register_user", user_id=as_uuid)
+            except InvalidInputError as exc:
+                if exc.sqlstate != "23503":  # not a Supabase Auth user: an external id then
+                    raise
+        if resolved is None:
+            resolved = self.db.call_value("user_id_for", external_id=text, tenant_id=tenant)
+        assert isinstance(resolved, UUID)
+        with self._lock:
+            self._users[key] = resolved
+            self._display.setdefault(resolved, text)
+        return resolved
+
+    def display_id(self, user_uuid: UUID) -> str:
+        """The id the app speaks for a `memory.users` id: its external id, else the UUID."""
+        cached = self._display.get(user_uuid)
+        if cached is not None:
+            return cached
+        with self.db.transaction() as tx:
+            rows = tx.execute("select external_id from memory.users where id = %s", [user_uuid])
+        text = rows[0]["external_id"] if rows and rows[0]["external_id"] else str(user_uuid)
+        with self._lock:
+            self._display[user_uuid] = text
+        return text
+
+    def forget(self, user_id: str | UUID | None = None) -> None:
+        """Drop cached mappings (all of them when `user_id` is None)."""
+        with self._lock:
+            if user_id is None:
+                self._users.clear()
+                self._display.clear()
+                self._tenants.clear()
+                return
+            text = str(_as_uuid(user_id) or user_id)
+            for key in [k for k in self._users if k[1] == text]:
+                self._display.pop(self._users.pop(key), None)
+
+
+__all__ = ["TENANT_NAMESPACE", "Identity", "TenantKey"]

@@ -1,0 +1,413 @@
+"""Seed 001's ConversationMemoryManager: 24-hour sessions of turns, with graceful degradation.
+
+A session is a `memory.conversations` row created with a 24-hour TTL (`CONVERSATION_TTL_HOURS`);
+turns are written with `memory.add_turn` (numbering, TTL and window are the database's job) and
+read with `memory.turn_history` / `memory.prompt_context`. Expired turns are never returned;
+`cleanup_old_conversations()` runs the retention sweep (pg_cron also runs it every 5 minutes).
+
+Property 5: a session id that is not a UUID, unknown, expired, or another user's starts a new
+session for the caller without error; the returned `Turn.session_id` is the new id, and reading
+the unknown id gives [].
+
+Property 8: when the database is unreachable every method keeps answering from a bounded
+in-memory fallback (supamem.fallback) and logs a WARNING with session id, user id and operation;
+buffered turns are written back, exactly once and in order, on the next call that reaches the
+database. A session created during an outage gets a client-side UUID; when its turns are written
+back it becomes a real session, and the client id is kept as an alias of it in this process.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from datetime import timedelta
+from typing import Any
+from uuid import UUID, uuid4
+
+from .db import Database, Transaction
+from .errors import DatabaseUnavailableError, NotFoundError, SupamemError
+from .fallback import (
+    BufferedTurn,
+    FallbackBuffer,
+    check_buffered_text,
+    log_degraded,
+    log_failure,
+    stored_client_turn_ids,
+    write_back,
+)
+from .identity import Identity, TenantKey
+from .models import CleanupResult, PromptContext, Turn
+from .retention import sweep
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TTL = timedelta(hours=float(os.environ.get("CONVERSATION_TTL_HOURS", "24")))
+DEFAULT_CONTEXT_TURNS = int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20"))
+MAX_ALIASES = 10_000
+_CONTEXT_KEYS = frozenset({"conversation_id", "history", "referenced_turn", "memories"})
+
+
+def _as_uuid(value: object) -> UUID | None:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+class ConversationMemoryManager:
+    """Seed 001's interface over the kit's conversations.
+
+    Args:
+        db: the `Database` (default: one on `$DATABASE_URL`).
+        tenant_id: the tenant external user ids belong to (None: the app's own users).
+        ttl: lifetime of a session's turns (default 24 hours, `CONVERSATION_TTL_HOURS`).
+        context_turns: turns `get_context_for_query` puts in a prompt.
+        fallback: the buffer used during outages (default: a new `FallbackBuffer()`).
+    """
+
+    def __init__(
+        self,
+        db: Database | None = None,
+        *,
+        tenant_id: TenantKey = None,
+        ttl: timedelta | None = DEFAULT_TTL,
+        context_turns: int = DEFAULT_CONTEXT_TURNS,
+        fallback: FallbackBuffer | None = None,
+        identity: Identity | None = None,
+    ) -> None:
+        self.db = db if db is not None else Database()
+        self.identity = identity if identity is not None else Identity(self.db)
+        self.tenant_id = tenant_id
+        self.ttl = ttl
+        self.context_turns = context_turns
+        self.fallback = fallback if fallback is not None else FallbackBuffer()
+        self._aliases: OrderedDict[str, str] = OrderedDict()
+        self._flush_lock = threading.Lock()
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _user(self, user_id: str | UUID) -> UUID:
+        return self.identity.user(user_id, self.tenant_id)
+
+    def _display(self, user_id: str | UUID) -> str:
+        as_uuid = _as_uuid(user_id)
+        return str(as_uuid) if as_uuid is not None else str(user_id)
+
+    def _resolve(self, session_id: object) -> tuple[str, UUID | None]:
+        """(buffer key, database id to use) for a session id the app passed."""
+        key = str(session_id)
+        target = self._aliases.get(key, key)
+        return key, _as_uuid(target)
+
+    def _alias(self, key: str, real: str) -> None:
+        if key == real:
+            return
+        self._aliases[key] = real
+        self._aliases.move_to_end(key)
+        while len(self._aliases) > MAX_ALIASES:
+            self._aliases.popitem(last=False)
+
+    def _new_session(self, tx: Transaction, user: UUID) -> UUID:
+        row = tx.call_one("create_conversation", user_id=user, ttl=self.ttl)
+        assert row is not None
+        return row["id"]
+
+    @staticmethod
+    def _owned(tx: Transaction, session: UUID, user: UUID) -> bool:
+        # No RPC asserts a conversation's owner for a service_role caller (memory.add_turn
+        # trusts it); this read keeps a session id of another user from being written to.
+        rows = tx.execute("select c.user_id from memory.conversations as c where c.id = %s", [session])
+        return bool(rows) and rows[0]["user_id"] == user
+
+    def _turns(self, rows: list[dict[str, Any]]) -> list[Turn]:
+        return [
+            Turn.from_row(r, user_id=self.identity.display_id(_as_uuid(r["user_id"])))  # type: ignore[arg-type]
+            for r in rows
+        ]
+
+    # -- write-back -----------------------------------------------------------------------
+
+    def flush_pending(self) -> int:
+        """Write buffered turns back (in order, exactly once). Raises only when unreachable."""
+        if not self.fallback.has_pending():
+            return 0
+        written = 0
+        with self._flush_lock:
+            for key in self.fallback.pending_keys():
+                turns = self.fallback.pending(key)
+                if not turns:
+                    continue
+                try:
+                    real = self._write_back(key, turns)
+                except DatabaseUnavailableError:
+                    raise
+                except SupamemError as exc:
+                    # Leave them buffered: this is not an outage, and the next call retries.
+                    log_failure(log, "write_back", key, turns[0].user_id, exc)
+                    continue
+                self.fallback.discard(key, [t.client_turn_id for t in turns])
+                self._alias(key, real)
+                written += len(turns)
+                log.warning(
+                    "database reachable again: wrote back %d buffered turn(s) of session %s "
+                    "(user_id=%s) to session %s",
+                    len(turns),
+                    key,
+                    turns[0].user_id,
+                    real,
+                    extra={"supamem_operation": "write_back", "supamem_session_id": key,
+                           "supamem_user_id": turns[0].user_id},
+                )
+        return written
+
+    def _write_back(self, key: str, turns: list[BufferedTurn]) -> str:
+        user = self._user(turns[0].user_id)
+        _, session = self._resolve(key)
+        if session is not None:
+            try:
+                with self.db.transaction() as tx:
+                    if self._owned(tx, session, user):
+                        write_back(tx, session, turns)
+                        return str(session)
+            except NotFoundError:
+                pass  # expired meanwhile: a new session, below
+        with self.db.transaction() as tx:
+            # A retried write-back whose first commit went through (acknowledgement lost) has
+            # already made the new session: find it by the turns' ids instead of making another.
+            present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], user_id=user)
+            session = next(iter(present.values()), None) or self._new_session(tx, user)
+            write_back(tx, session, turns)
+            return str(session)
+
+    def _write_back_pending(self) -> None:
+        """Before each call: write buffered turns back; raises DatabaseUnavailableError only."""
+        if self.fallback.has_pending():
+            self.flush_pending()
+
+    # -- seed 001 interface ---------------------------------------------------------------
+
+    def store_turn(
+        self,
+        session_id: str | UUID | None,
+        user_id: str | UUID,
+        query: str,
+        response: str,
+        metadata: dict[str, Any] | None = None,
+    ) -> Turn:
+        """Store a turn; returns it with the session it landed in (maybe a new one)."""
+        metadata = dict(metadata or {})
+        try:
+            self._write_back_pending()
+            return self._store(session_id, user_id, query, response, metadata)
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "store_turn", session_id, user_id, exc)
+            return self._store_buffered(session_id, user_id, query, response, metadata)
+        except SupamemError as exc:
+            log_failure(log, "store_turn", session_id, user_id, exc)
+            raise
+
+    def _store(
+        self, session_id: object, user_id: str | UUID, query: str, response: str, metadata: dict[str, Any]
+    ) -> Turn:
+        user = self._user(user_id)
+        _, session = self._resolve(session_id)
+        row: dict[str, Any] | None = None
+        if session is not None:
+            try:
+                with self.db.transaction() as tx:
+                    if self._owned(tx, session, user):
+                        row = tx.call_one(
+                            "add_turn",
+                            conversation_id=session,
+                            user_content=query,
+                            assistant_content=response,
+                            metadata=metadata,
+                        )
+            except NotFoundError:
+                row = None  # expired: a new session, below
+        if row is None:
+            if session_id is not None:
+                log.info(
+                    "session %s is not a live session of user %s: starting a new one",
+                    session_id,
+                    user_id,
+                    extra={"supamem_operation": "store_turn", "supamem_session_id": str(session_id),
+                           "supamem_user_id": str(user_id)},
+                )
+            with self.db.transaction() as tx:
+                session = self._new_session(tx, user)
+                row = tx.call_one(
+                    "add_turn",
+                    conversation_id=session,
+                    user_content=query,
+                    assistant_content=response,
+                    metadata=metadata,
+                )
+        assert row is not None and session is not None
+        return Turn(
+            id=str(row["user_message_id"]),
+            session_id=str(session),
+            user_id=self.identity.display_id(user),
+            turn_number=row["turn_number"],
+            query_text=query,
+            response_text=response,
+            created_at=row["created_at"],
+            metadata=metadata,
+        )
+
+    def _store_buffered(
+        self, session_id: object, user_id: str | UUID, query: str, response: str, metadata: dict[str, Any]
+    ) -> Turn:
+        try:
+            check_buffered_text("query", query)
+            check_buffered_text("response", response)
+        except SupamemError as exc:
+            log_failure(log, "store_turn", session_id, user_id, exc)
+            raise
+        key, session = self._resolve(session_id)
+        if session is None:  # not a UUID: a new (client-side) session, as with the database
+            key = str(uuid4())
+        buffered = self.fallback.append(key, self._display(user_id), query, response, metadata)
+        view = self.fallback.view(key, None, session_id=key)
+        return next(t for t in reversed(view) if t.id == buffered.client_turn_id)
+
+    def get_session_history(self, session_id: str | UUID, limit: int = 50) -> list[Turn]:
+        """The newest `limit` turns of a session, oldest first ([] for an unknown session)."""
+        key, session = self._resolve(session_id)
+        try:
+            self._write_back_pending()
+            if session is None:
+                return []
+            rows = self.db.call("turn_history", conversation_id=session, max_turns=limit)
+            turns = self._turns(rows)
+            self.fallback.remember(key, turns)
+            return self.fallback.view(key, turns, session_id=str(session), limit=limit)
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "get_session_history", session_id, None, exc)
+            return self.fallback.view(key, None, session_id=key, limit=limit)
+        except SupamemError as exc:
+            log_failure(log, "get_session_history", session_id, None, exc)
+            raise
+
+    def create_session(self, user_id: str | UUID) -> str:
+        """A new session id (a UUID string)."""
+        try:
+            self._write_back_pending()
+            user = self._user(user_id)
+            with self.db.transaction() as tx:
+                return str(self._new_session(tx, user))
+        except DatabaseUnavailableError as exc:
+            session = str(uuid4())
+            log_degraded(log, "create_session", session, user_id, exc)
+            return session
+        except SupamemError as exc:
+            log_failure(log, "create_session", None, user_id, exc)
+            raise
+
+    def delete_session(self, session_id: str | UUID) -> int:
+        """Delete a session and its turns; returns the number of turns deleted (0 if unknown).
+
+        During an outage the session's buffered turns are dropped and DatabaseUnavailableError
+        is raised: the stored turns cannot be deleted until the database is back.
+        """
+        key, session = self._resolve(session_id)
+        dropped = self.fallback.drop_key(key)
+        try:
+            self._write_back_pending()
+            deleted = 0
+            if session is not None:
+                try:
+                    deleted = self.db.call_value("delete_conversation", conversation_id=session) or 0
+                except NotFoundError:
+                    deleted = 0
+            self._aliases.pop(key, None)
+            return deleted + dropped
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "delete_session", session_id, None, exc)
+            raise
+        except SupamemError as exc:
+            log_failure(log, "delete_session", session_id, None, exc)
+            raise
+
+    def get_context_for_query(self, session_id: str | UUID, query: str) -> PromptContext:
+        """History window plus the turn the query points at ("the first one"), in one round trip."""
+        key, session = self._resolve(session_id)
+        try:
+            self._write_back_pending()
+            if session is None:
+                return PromptContext(conversation_id=key, query=query)
+            doc = self.db.call_value(
+                "prompt_context", conversation_id=session, query=query, max_turns=self.context_turns
+            ) or {}
+            history = self._turns(doc.get("history") or [])
+            self.fallback.remember(key, history)
+            referenced = doc.get("referenced_turn")
+            return PromptContext(
+                conversation_id=str(session),
+                query=query,
+                history=self.fallback.view(key, history, session_id=str(session), limit=self.context_turns),
+                referenced_turn=self._turns([referenced])[0] if referenced else None,
+                memories=doc.get("memories") or [],
+                extra={k: v for k, v in doc.items() if k not in _CONTEXT_KEYS},
+            )
+        except DatabaseUnavailableError as exc:
+            log_degraded(log, "get_context_for_query", session_id, None, exc)
+            return PromptContext(
+                conversation_id=key,
+                query=query,
+                history=self.fallback.view(key, None, session_id=key, limit=self.context_turns),
+                degraded=True,
+            )
+        except SupamemError as exc:
+            log_failure(log, "get_context_for_query", session_id, None, exc)
+            raise
+
+    def cleanup_old_conversations(self, *, batch_size: int = 5000, max_batches: int = 1000) -> CleanupResult:
+        """Delete expired turns and sessions now (seed 001's cleanup service); never raises."""
+        started = time.perf_counter()
+        errors: list[str] = []
+        totals = {"messages_deleted": 0, "conversations_deleted": 0, "short_term_deleted": 0}
+        try:
+            totals = sweep(self.db, batch_size=batch_size, max_batches=max_batches)
+        except SupamemError as exc:
+            log_failure(log, "cleanup_old_conversations", None, None, exc)
+            errors.append(f"{type(exc).__name__}: {exc}")
+        result = CleanupResult(
+            sessions_deleted=totals["conversations_deleted"],
+            # Both messages of a turn expire together; a lone question counts as a turn.
+            turns_deleted=math.ceil(totals["messages_deleted"] / 2),
+            execution_time=time.perf_counter() - started,
+            errors=errors,
+            messages_deleted=totals["messages_deleted"],
+            short_term_deleted=totals["short_term_deleted"],
+        )
+        log.info(
+            "cleanup: %d sessions, %d turns deleted in %.3fs",
+            result.sessions_deleted,
+            result.turns_deleted,
+            result.execution_time,
+        )
+        return result
+
+
+_manager: ConversationMemoryManager | None = None
+_manager_lock = threading.Lock()
+
+
+def get_memory_manager() -> ConversationMemoryManager:
+    """The process-wide manager (seed 001), on `$DATABASE_URL`; the pool opens on first use."""
+    global _manager
+    if _manager is None:
+        with _manager_lock:
+            if _manager is None:
+                _manager = ConversationMemoryManager()
+    return _manager
+
+
+__all__ = ["ConversationMemoryManager", "get_memory_manager"]

@@ -1,0 +1,246 @@
+"""Seed 003's memory module: conversation history, key-value memory and user state per tenant.
+
+Every call is tenant-isolated: `user_id` is the app's text id, `tenant_id` an int (seed 003), a
+tenant UUID or name, or None for the app's own namespace. (user, tenant) resolves to one
+`memory.users` row (supamem.identity), so two tenants' "user123" are different people and
+nothing one tenant does reaches another's rows. The history is the user's current conversation
+(`memory.current_conversation`, created on first use, kept forever by default).
+
+The functions run as service_role through a module-level default client on `$DATABASE_URL`
+(`configure()` replaces it); `UserMemoryClient` is the same API on an explicit `Database`.
+Errors: `InvalidRoleError` (a role other than user/assistant, raised by SQL as 22023),
+`MemoryNotFoundError` (= `NotFoundError`: a missing message, key or state), `InvalidInputError`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from .db import Database, Transaction
+from .errors import NotFoundError
+from .identity import Identity, TenantKey
+from .models import Message, UserMemory, UserState
+
+DEFAULT_PAGE = 50
+
+
+class UserMemoryClient:
+    """Seed 003's functions on one `Database`."""
+
+    def __init__(self, db: Database | None = None, *, identity: Identity | None = None) -> None:
+        self.db = db if db is not None else Database()
+        self.identity = identity if identity is not None else Identity(self.db)
+
+    def _user(self, user_id: str, tenant_id: TenantKey) -> UUID:
+        return self.identity.user(user_id, tenant_id)
+
+    @staticmethod
+    def _conversation(tx: Transaction, user: UUID) -> UUID:
+        row = tx.call_one("current_conversation", user_id=user)
+        assert row is not None
+        return row["id"]
+
+    # -- conversation history -------------------------------------------------------------
+
+    def add_message(self, user_id: str, role: str, content: str, tenant_id: TenantKey = None) -> int:
+        """Append a message ('user' or 'assistant'); returns its id."""
+        user = self._user(user_id, tenant_id)
+        with self.db.transaction() as tx:
+            row = tx.call_one(
+                "add_message", conversation_id=self._conversation(tx, user), role=role, content=content
+            )
+        assert row is not None
+        return row["id"]
+
+    def get_conversation_history(
+        self, user_id: str, tenant_id: TenantKey = None, limit: int = DEFAULT_PAGE, offset: int = 0
+    ) -> list[Message]:
+        """A page of messages, newest first (for display)."""
+        user = self._user(user_id, tenant_id)
+        with self.db.transaction() as tx:
+            rows = tx.call(
+                "history",
+                conversation_id=self._conversation(tx, user),
+                limit=limit,
+                offset=offset,
+                newest_first=True,
+            )
+        return [Message.model_validate(r) for r in rows]
+
+    def get_recent_messages(self, user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[Message]:
+        """The newest `count` messages, oldest first (for a prompt)."""
+        user = self._user(user_id, tenant_id)
+        with self.db.transaction() as tx:
+            rows = tx.call(
+                "history", conversation_id=self._conversation(tx, user), limit=count, newest_first=False
+            )
+        return [Message.model_validate(r) for r in rows]
+
+    def count_messages(self, user_id: str, tenant_id: TenantKey = None) -> int:
+        user = self._user(user_id, tenant_id)
+        with self.db.transaction() as tx:
+            return int(tx.call_value("count_messages", conversation_id=self._conversation(tx, user)))
+
+    def clear_conversation_history(self, user_id: str, tenant_id: TenantKey = None) -> int:
+        """Delete the user's messages; returns how many were deleted."""
+        user = self._user(user_id, tenant_id)
+        with self.db.transaction() as tx:
+            return int(tx.call_value("clear_conversation", conversation_id=self._conversation(tx, user)))
+
+    def delete_message(self, message_id: int, tenant_id: TenantKey = None) -> None:
+        """Delete one message of this tenant; `MemoryNotFoundError` if missing or another tenant's."""
+        tenant = self.identity.tenant(tenant_id)
+        with self.db.transaction() as tx:
+            # memory.delete_message takes no tenant (reported); service_role sees every tenant,
+            # so the tenant is checked here, in the same transaction, before deleting.
+            owned = tx.execute(
+                "select 1 from memory.messages as m"
+                " where m.id = %s and m.tenant_id is not distinct from %s for update",
+                [message_id, tenant],
+            )
+            if not owned:
+                raise NotFoundError(f"message {message_id} not found", sqlstate="P0002")
+            tx.call("delete_message", message_id=message_id)
+
+    # -- user memory (key-value) ----------------------------------------------------------
+
+    def set_memory(self, user_id: str, key: str, value: dict[str, Any], tenant_id: TenantKey = None) -> int:
+        """Upsert a JSON object under `key`; returns the memory id."""
+        # Jsonb(...) even for a non-dict, so the SQL check (a JSON object) reports it as 23514.
+        row = self.db.call_one("kv_set", key=key, value=Jsonb(value), user_id=self._user(user_id, tenant_id))
+        assert row is not None
+        return row["id"]
+
+    def get_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> dict[str, Any] | None:
+        return self.db.call_value("kv_get", key=key, user_id=self._user(user_id, tenant_id))
+
+    def get_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> list[UserMemory]:
+        rows = self.db.call("kv_list", user_id=self._user(user_id, tenant_id))
+        return [UserMemory.model_validate(r) for r in rows]
+
+    def delete_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> None:
+        """Delete one key; `MemoryNotFoundError` if it does not exist."""
+        self.db.call("kv_delete", key=key, user_id=self._user(user_id, tenant_id))
+
+    def clear_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> int:
+        return int(self.db.call_value("kv_clear", user_id=self._user(user_id, tenant_id)))
+
+    # -- user state -----------------------------------------------------------------------
+
+    def set_user_state(self, user_id: str, mode: str, tenant_id: TenantKey = None) -> UserState:
+        row = self.db.call_one("state_set", mode=mode, user_id=self._user(user_id, tenant_id))
+        return UserState.model_validate(row)
+
+    def get_user_state(self, user_id: str, tenant_id: TenantKey = None) -> UserState | None:
+        row = self.db.call_one("state_get", user_id=self._user(user_id, tenant_id))
+        return None if row is None else UserState.model_validate(row)
+
+    def delete_user_state(self, user_id: str, tenant_id: TenantKey = None) -> None:
+        """`MemoryNotFoundError` if the user has no state."""
+        self.db.call("state_delete", user_id=self._user(user_id, tenant_id))
+
+
+# -- module-level API (seed 003) ----------------------------------------------------------
+
+_default: UserMemoryClient | None = None
+_default_lock = threading.Lock()
+
+
+def configure(db: Database | None = None) -> UserMemoryClient:
+    """Point the module-level functions at `db` (default: a new `Database` on $DATABASE_URL)."""
+    global _default
+    with _default_lock:
+        _default = UserMemoryClient(db)
+    return _default
+
+
+def default_client() -> UserMemoryClient:
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = UserMemoryClient()
+    return _default
+
+
+def add_message(user_id: str, role: str, content: str, tenant_id: TenantKey = None) -> int:
+    return default_client().add_message(user_id, role, content, tenant_id)
+
+
+def get_conversation_history(
+    user_id: str, tenant_id: TenantKey = None, limit: int = DEFAULT_PAGE, offset: int = 0
+) -> list[Message]:
+    return default_client().get_conversation_history(user_id, tenant_id, limit, offset)
+
+
+def get_recent_messages(user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[Message]:
+    return default_client().get_recent_messages(user_id, tenant_id, count)
+
+
+def count_messages(user_id: str, tenant_id: TenantKey = None) -> int:
+    return default_client().count_messages(user_id, tenant_id)
+
+
+def clear_conversation_history(user_id: str, tenant_id: TenantKey = None) -> int:
+    return default_client().clear_conversation_history(user_id, tenant_id)
+
+
+def delete_message(message_id: int, tenant_id: TenantKey = None) -> None:
+    default_client().delete_message(message_id, tenant_id)
+
+
+def set_memory(user_id: str, key: str, value: dict[str, Any], tenant_id: TenantKey = None) -> int:
+    return default_client().set_memory(user_id, key, value, tenant_id)
+
+
+def get_memory(user_id: str, key: str, tenant_id: TenantKey = None) -> dict[str, Any] | None:
+    return default_client().get_memory(user_id, key, tenant_id)
+
+
+def get_all_memory(user_id: str, tenant_id: TenantKey = None) -> list[UserMemory]:
+    return default_client().get_all_memory(user_id, tenant_id)
+
+
+def delete_memory(user_id: str, key: str, tenant_id: TenantKey = None) -> None:
+    default_client().delete_memory(user_id, key, tenant_id)
+
+
+def clear_all_memory(user_id: str, tenant_id: TenantKey = None) -> int:
+    return default_client().clear_all_memory(user_id, tenant_id)
+
+
+def set_user_state(user_id: str, mode: str, tenant_id: TenantKey = None) -> UserState:
+    return default_client().set_user_state(user_id, mode, tenant_id)
+
+
+def get_user_state(user_id: str, tenant_id: TenantKey = None) -> UserState | None:
+    return default_client().get_user_state(user_id, tenant_id)
+
+
+def delete_user_state(user_id: str, tenant_id: TenantKey = None) -> None:
+    default_client().delete_user_state(user_id, tenant_id)
+
+
+__all__ = [
+    "UserMemoryClient",
+    "add_message",
+    "clear_all_memory",
+    "clear_conversation_history",
+    "configure",
+    "count_messages",
+    "default_client",
+    "delete_memory",
+    "delete_message",
+    "delete_user_state",
+    "get_all_memory",
+    "get_conversation_history",
+    "get_memory",
+    "get_recent_messages",
+    "get_user_state",
+    "set_memory",
+    "set_user_state",
+]

@@ -1,0 +1,53 @@
+"""Helpers shared by the client tests: inspect and age rows as the postgres superuser."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+
+def age_turns(
+    superuser: psycopg.Connection,
+    conversation_id: UUID | str,
+    turn_numbers: list[int],
+    age: timedelta,
+    ttl: timedelta | None = timedelta(hours=24),
+) -> None:
+    """Pretend these turns were written `age` ago (created_at and expires_at move back together),
+    and move the conversation's expiry to its newest message's, as if nothing came after."""
+    superuser.execute(
+        "update memory.messages set created_at = now() - %(age)s,"
+        " expires_at = case when %(ttl)s::interval is null then null else now() - %(age)s + %(ttl)s end"
+        " where conversation_id = %(c)s and turn_number = any(%(t)s)",
+        {"age": age, "ttl": ttl, "c": conversation_id, "t": turn_numbers},
+    )
+    superuser.execute(
+        "update memory.conversations as c set expires_at = m.latest"
+        " from (select max(expires_at) as latest from memory.messages where conversation_id = %(c)s) as m"
+        " where c.id = %(c)s and m.latest is not null",
+        {"c": conversation_id},
+    )
+
+
+def stored_messages(superuser: psycopg.Connection, conversation_id: UUID | str) -> list[dict[str, Any]]:
+    """Every message row of a conversation (expired or not), in turn order."""
+    cur = superuser.execute(
+        "select turn_number, role, content, metadata, expires_at from memory.messages"
+        " where conversation_id = %s order by turn_number, role desc",
+        [conversation_id],
+    )
+    names = [d.name for d in cur.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def conversations_of(superuser: psycopg.Connection, user_uuid: UUID) -> list[dict[str, Any]]:
+    cur = superuser.execute(
+        "select id, ttl, window_turns, last_turn, expires_at, tenant_id from memory.conversations"
+        " where user_id = %s order by created_at",
+        [user_uuid],
+    )
+    names = [d.name for d in cur.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

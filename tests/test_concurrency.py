@@ -1,0 +1,72 @@
+"""Concurrent writers: turn numbers stay unique and gap-free (the database serialises them)."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from client_helpers import conversations_of, stored_messages
+
+from supamem import ConversationMemoryManager, ConversationStore
+
+THREADS = 8
+TURNS_PER_THREAD = 10
+
+
+def _run_together(worker, count: int) -> list:
+    """Start `count` workers at the same instant (a barrier), return their results."""
+    barrier = threading.Barrier(count)
+
+    def start(index: int):
+        barrier.wait()
+        return worker(index)
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(start, range(count)))
+
+
+def test_eight_threads_append_to_one_session(client_db, superuser, make_id):
+    assert client_db.max_size >= THREADS  # each thread holds its own pooled connection
+    manager = ConversationMemoryManager(client_db)
+    user = make_id("concurrent")
+    session = manager.create_session(user)
+
+    def worker(index: int) -> list[int]:
+        numbers = []
+        for n in range(TURNS_PER_THREAD):
+            turn = manager.store_turn(session, user, f"t{index}-q{n}", f"t{index}-a{n}")
+            assert turn.session_id == session
+            numbers.append(turn.turn_number)
+        return numbers
+
+    results = _run_together(worker, THREADS)
+    total = THREADS * TURNS_PER_THREAD
+    handed_out = sorted(n for numbers in results for n in numbers)
+    assert handed_out == list(range(1, total + 1))  # no gap, no duplicate
+    for numbers in results:
+        assert numbers == sorted(numbers)  # each writer sees its own turns in order
+
+    rows = stored_messages(superuser, session)
+    assert [(r["turn_number"], r["role"]) for r in rows] == [
+        (n, role) for n in range(1, total + 1) for role in ("user", "assistant")
+    ]
+    for n in range(1, total + 1):  # question and answer of one turn come from one writer
+        question, answer = rows[2 * n - 2]["content"], rows[2 * n - 1]["content"]
+        assert question.split("-q")[0] == answer.split("-a")[0]
+    history = manager.get_session_history(session, limit=total)
+    assert [t.turn_number for t in history] == list(range(1, total + 1))
+
+
+def test_concurrent_first_requests_share_one_current_conversation(client_db, superuser, make_id):
+    store = ConversationStore(client_db)
+    user = make_id("first-request")
+
+    def worker(index: int) -> bool:
+        return store.store_turn(user, f"q{index}", f"a{index}")
+
+    assert all(_run_together(worker, THREADS))
+    (conversation,) = conversations_of(superuser, store.identity.user(user))
+    assert conversation["window_turns"] == 10 and conversation["last_turn"] == THREADS
+    history = store.get_history(user)
+    assert [h["turn_number"] for h in history] == list(range(1, THREADS + 1))
+    assert sorted(h["user_query"] for h in history) == sorted(f"q{i}" for i in range(THREADS))

@@ -1,0 +1,111 @@
+"""supamem.db: the pool acts as service_role, RPC calls are whitelisted, SQLSTATEs become types."""
+
+from __future__ import annotations
+
+import time
+from uuid import UUID, uuid4
+
+import pytest
+
+from supamem import (
+    ConflictError,
+    Conversation,
+    Database,
+    DatabaseUnavailableError,
+    InvalidInputError,
+    InvalidRoleError,
+    NotFoundError,
+    PermissionDeniedError,
+    Turn,
+)
+
+
+def test_pool_connections_act_as_service_role(client_db):
+    with client_db.transaction() as tx:
+        row = tx.execute("select current_user as role, auth.uid() as uid")[0]
+    assert row == {"role": "service_role", "uid": None}
+
+
+def test_acting_as_a_user_lasts_one_transaction(client_db, make_auth_user):
+    alice = make_auth_user()
+    with client_db.as_user(alice) as tx:
+        row = tx.execute("select current_user as role, auth.uid() as uid, auth.role() as jwt_role")[0]
+    assert row == {"role": "authenticated", "uid": alice, "jwt_role": "authenticated"}
+    for _ in range(client_db.max_size):  # whichever pooled connection comes next
+        with client_db.transaction() as tx:
+            assert tx.execute("select current_user as role, auth.uid() as uid")[0] == {
+                "role": "service_role",
+                "uid": None,
+            }
+
+
+def test_call_builds_named_arguments(client_db, make_id):
+    user = client_db.call_value("user_id_for", external_id=make_id())
+    assert isinstance(user, UUID)
+    conversation = Conversation.model_validate(
+        client_db.call_one("create_conversation", user_id=user, title="t", metadata={"a": 1})
+    )
+    assert (conversation.user_id, conversation.title, conversation.metadata) == (user, "t", {"a": 1})
+    row = client_db.call_one(
+        "add_turn", conversation_id=conversation.id, user_content="q", assistant_content="a"
+    )
+    assert row["turn_number"] == 1
+    (turn_row,) = client_db.call("turn_history", conversation_id=conversation.id)
+    turn = Turn.from_row(turn_row)
+    assert (turn.session_id, turn.query_text, turn.response_text) == (str(conversation.id), "q", "a")
+
+
+def test_unknown_functions_and_parameter_names_are_refused(client_db):
+    with pytest.raises(ValueError, match="not a known RPC"):
+        client_db.call("pg_sleep", seconds=0)
+    with pytest.raises(ValueError, match="invalid parameter name"):
+        client_db.call("count_messages", **{"conversation_id) --": None})
+
+
+def test_sqlstates_map_to_typed_errors(client_db, make_id, make_auth_user):
+    with pytest.raises(NotFoundError) as not_found:  # P0002
+        client_db.call("delete_message", message_id=2**62)
+    assert not_found.value.sqlstate == "P0002"
+    with pytest.raises(InvalidInputError) as bad_uuid:  # 22P02
+        client_db.call("turn_history", conversation_id="not-a-uuid")
+    assert bad_uuid.value.sqlstate == "22P02"
+    with pytest.raises(InvalidInputError):  # 22023
+        client_db.call("turn_history", conversation_id=uuid4(), max_turns=0)
+    user = client_db.call_value("user_id_for", external_id=make_id())
+    conversation = client_db.call_one("create_conversation", user_id=user)["id"]
+    with pytest.raises(InvalidRoleError):  # 22023, invalid role
+        client_db.call("add_message", conversation_id=conversation, role="system", content="x")
+    with pytest.raises(InvalidInputError):  # NUL, refused before it reaches the server
+        client_db.call("add_message", conversation_id=conversation, role="user", content="a\x00b")
+    client_db.call("add_turn", conversation_id=conversation, user_content="q", assistant_content="a")
+    with pytest.raises(ConflictError) as conflict, client_db.transaction() as tx:  # 23505
+        tx.execute(
+            "insert into memory.messages (conversation_id, role, content, turn_number) values (%s, 'user', 'x', 1)",
+            [conversation],
+        )
+    assert conflict.value.sqlstate == "23505"
+    alice, bob = make_auth_user(), make_auth_user()
+    owned = client_db.call_as(alice, "create_conversation")[0]["id"]
+    with pytest.raises(PermissionDeniedError):  # 42501: bob writes to alice's conversation
+        client_db.call_as(bob, "add_turn", conversation_id=owned, user_content="q", assistant_content="a")
+    assert client_db.call_as(bob, "turn_history", conversation_id=owned) == []
+
+
+def test_unreachable_database_fails_fast_then_retries(closed_port_url, database_url):
+    db = Database(closed_port_url, connect_timeout=0.5, timeout=0.5, retry_interval=0.3)
+    try:
+        with pytest.raises(DatabaseUnavailableError):
+            db.call("count_messages", conversation_id=uuid4())
+        started = time.monotonic()
+        with pytest.raises(DatabaseUnavailableError, match="retrying"):
+            db.call("count_messages", conversation_id=uuid4())
+        assert time.monotonic() - started < 0.1  # inside retry_interval: no waiting at all
+        assert not db.ping()
+        time.sleep(0.35)
+        db.url = database_url  # the database "comes back": the next call builds a fresh pool
+        assert db.call_value("count_messages", conversation_id=uuid4()) == 0
+        assert db.ping()
+    finally:
+        db.close()
+    with pytest.raises(DatabaseUnavailableError, match="closed"):
+        db.call("count_messages", conversation_id=uuid4())

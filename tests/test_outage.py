@@ -1,0 +1,178 @@
+"""The database stops mid-conversation and comes back: nothing is lost, nothing is doubled.
+
+The outage is real: `scripts/db.sh stop` / `start`, run from the repo root. It runs against a
+throwaway cluster on its own port (SUPAMEM_OUTAGE_PORT, default 54329; db.sh keeps it in
+.supamem/port-<port>/), rebuilt and migrated for this module, so stopping it never breaks other
+tests or colleagues using the shared database on 54322. Setting SUPAMEM_OUTAGE_PORT=54322 runs
+the same test against the shared cluster. Either way a finalizer starts the cluster again, even
+when the test fails; the throwaway one is then stopped when the module is done.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from supamem import ConversationMemoryManager, ConversationStore, Database
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_PORT = 54322
+OUTAGE_PORT = int(os.environ.get("SUPAMEM_OUTAGE_PORT", "54329"))
+
+
+def db_sh(command: str) -> None:
+    env = {**os.environ, "SUPAMEM_DB_PORT": str(OUTAGE_PORT)}
+    result = subprocess.run(
+        ["scripts/db.sh", command],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, f"db.sh {command} failed:\n{result.stdout}\n{result.stderr}"
+
+
+def migrate(url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "scripts/migrate.py", "--bootstrap", "--database-url", url],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def outage_url():
+    url = f"postgresql://postgres:postgres@127.0.0.1:{OUTAGE_PORT}/postgres"
+    if OUTAGE_PORT == SHARED_PORT:
+        db_sh("start")
+    else:
+        db_sh("reset")  # a fresh throwaway cluster with the current migrations
+    result = migrate(url)
+    assert result.returncode == 0, f"migrate failed:\n{result.stdout}\n{result.stderr}"
+    yield url
+    db_sh("start")
+    if OUTAGE_PORT != SHARED_PORT:
+        db_sh("stop")
+
+
+def _messages(url: str, conversation_id: str) -> list[tuple]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(
+            "select turn_number, role, content, metadata ->> 'client_turn_id' from memory.messages"
+            " where conversation_id = %s order by turn_number, role desc",
+            [conversation_id],
+        ).fetchall()
+
+
+def _conversation_of(url: str, store: ConversationStore, user: str) -> str:
+    with psycopg.connect(url, autocommit=True) as conn:
+        (row,) = conn.execute(
+            "select c.id from memory.conversations as c where c.user_id = %s", [store.identity.user(user)]
+        ).fetchall()
+    return str(row[0])
+
+
+def test_outage_mid_conversation(outage_url, caplog, request):
+    request.addfinalizer(lambda: db_sh("start"))  # the database runs again, whatever happens
+    db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=1.0)
+    request.addfinalizer(db.close)
+    manager, store = ConversationMemoryManager(db), ConversationStore(db)
+    user, store_user = "outage-user", "store-user"
+
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "q1", "a1")
+    manager.store_turn(session, user, "q2", "a2")
+    assert len(manager.get_session_history(session)) == 2
+    assert store.store_turn(store_user, "s1", "r1")
+    assert len(store.get_history(store_user)) == 1
+
+    db_sh("stop")
+    with caplog.at_level(logging.WARNING, logger="supamem"):
+        third = manager.store_turn(session, user, "q3", "a3")
+        fourth = manager.store_turn(session, user, "q4", "a4", {"intent": "more"})
+        assert third.buffered and fourth.buffered
+        assert (third.turn_number, fourth.turn_number) == (3, 4)
+        history = manager.get_session_history(session)
+        assert [(t.turn_number, t.query_text) for t in history] == [(1, "q1"), (2, "q2"), (3, "q3"), (4, "q4")]
+        context = manager.get_context_for_query(session, "the first one")
+        assert context.degraded and len(context.history) == 4
+        offline = manager.create_session(user)  # a client-side session id
+        manager.store_turn(offline, user, "o1", "p1")
+        assert store.store_turn(store_user, "s2", "r2")
+        assert [h["user_query"] for h in store.get_history(store_user)] == ["s1", "s2"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(session in m and user in m and "store_turn" in m for m in warnings)
+    assert any(store_user in m and "get_history" in m for m in warnings)
+    buffered = [t for key in manager.fallback.pending_keys() for t in manager.fallback.pending(key)]
+    store_buffered = [t for key in store.fallback.pending_keys() for t in store.fallback.pending(key)]
+    assert [t.query for t in buffered] == ["q3", "q4", "o1"]
+    assert [t.query for t in store_buffered] == ["s2"]
+
+    db_sh("start")
+    time.sleep(db.retry_interval)  # the client retries the database after this pause
+    caplog.clear()
+    history = manager.get_session_history(session)  # the next call writes the buffer back
+    assert len(manager.fallback) == 0
+    assert [(t.turn_number, t.query_text, t.buffered) for t in history] == [
+        (1, "q1", False), (2, "q2", False), (3, "q3", False), (4, "q4", False),
+    ]
+    assert history[3].metadata["intent"] == "more"
+    expected = [
+        (1, "user", "q1", None), (1, "assistant", "a1", None),
+        (2, "user", "q2", None), (2, "assistant", "a2", None),
+        (3, "user", "q3", buffered[0].client_turn_id), (3, "assistant", "a3", buffered[0].client_turn_id),
+        (4, "user", "q4", buffered[1].client_turn_id), (4, "assistant", "a4", buffered[1].client_turn_id),
+    ]
+    assert _messages(outage_url, session) == expected
+
+    offline_history = manager.get_session_history(offline)  # the client id now names a real session
+    assert [(t.turn_number, t.query_text) for t in offline_history] == [(1, "o1")]
+    real_offline = offline_history[0].session_id
+    assert real_offline != offline
+    assert [row[2] for row in _messages(outage_url, real_offline)] == ["o1", "p1"]
+
+    assert [(h["turn_number"], h["user_query"]) for h in store.get_history(store_user)] == [(1, "s1"), (2, "s2")]
+    store_conversation = _conversation_of(outage_url, store, store_user)
+    store_rows = _messages(outage_url, store_conversation)
+    assert [r[2] for r in store_rows] == ["s1", "r1", "s2", "r2"]
+
+    # A write-back attempted again (e.g. its commit was acknowledged too late) writes nothing.
+    manager.fallback.requeue(buffered)
+    store.fallback.requeue(store_buffered)
+    assert manager.flush_pending() == 3 and store.flush_pending() == 1
+    assert len(manager.fallback) == 0 and len(store.fallback) == 0
+    assert _messages(outage_url, session) == expected
+    assert [row[2] for row in _messages(outage_url, real_offline)] == ["o1", "p1"]
+    assert _messages(outage_url, store_conversation) == store_rows
+
+
+def test_restart_between_calls_is_invisible(outage_url, request):
+    """Connections killed by a restart are replaced at checkout (pool `check`), with no error."""
+    request.addfinalizer(lambda: db_sh("start"))
+    db = Database(outage_url, min_size=2, timeout=5.0, retry_interval=1.0)
+    request.addfinalizer(db.close)
+    manager = ConversationMemoryManager(db)
+    session = manager.create_session("restart-user")
+    manager.store_turn(session, "restart-user", "before", "a")
+    with db.transaction() as tx:
+        before = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
+    db_sh("stop")
+    db_sh("start")
+    with db.transaction() as tx:  # would raise if a dead connection were handed out
+        after = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
+    assert after != before
+    turn = manager.store_turn(session, "restart-user", "after", "b")
+    assert not turn.buffered and turn.turn_number == 2
+    assert [t.query_text for t in manager.get_session_history(session)] == ["before", "after"]

@@ -1,0 +1,217 @@
+"""Seed 001's ConversationMemoryManager on the real database."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from uuid import UUID, uuid4
+
+import pytest
+from client_helpers import age_turns, stored_messages
+
+from supamem import (
+    ConversationMemoryManager,
+    Database,
+    FallbackBuffer,
+    InvalidInputError,
+    PromptContext,
+    Turn,
+    get_memory_manager,
+)
+from supamem import session_manager as session_manager_module
+
+
+@pytest.fixture
+def manager(client_db):
+    return ConversationMemoryManager(client_db)
+
+
+def test_create_session_returns_a_uuid(manager, make_id):
+    session = manager.create_session(make_id())
+    assert str(UUID(session)) == session
+
+
+def test_sessions_have_a_24_hour_ttl(manager, superuser, make_id):
+    session = manager.create_session(make_id())
+    ttl, expires_in = superuser.execute(
+        "select ttl, expires_at - now() from memory.conversations where id = %s", [session]
+    ).fetchone()
+    assert ttl == timedelta(hours=24)
+    assert timedelta(hours=23, minutes=59) < expires_in <= timedelta(hours=24)
+
+
+def test_store_turn_returns_a_complete_turn(manager, make_id):
+    user = make_id("alice")
+    session = manager.create_session(user)
+    turn = manager.store_turn(session, user, "What is Python?", "A language.", {"intent": "define"})
+    assert isinstance(turn, Turn)
+    assert (turn.session_id, turn.user_id, turn.turn_number) == (session, user, 1)
+    assert (turn.query_text, turn.response_text) == ("What is Python?", "A language.")
+    assert turn.metadata == {"intent": "define"}
+    assert turn.id and turn.created_at and not turn.buffered
+
+
+def test_history_is_chronological_and_limited(manager, make_id):
+    user = make_id()
+    session = manager.create_session(user)
+    for n in range(1, 8):
+        manager.store_turn(session, user, f"q{n}", f"a{n}", {"n": n})
+    history = manager.get_session_history(session)
+    assert [t.turn_number for t in history] == list(range(1, 8))
+    assert [t.metadata["n"] for t in history] == list(range(1, 8))
+    assert all(t.user_id == user and t.session_id == session for t in history)
+    assert [t.query_text for t in manager.get_session_history(session, limit=3)] == ["q5", "q6", "q7"]
+
+
+def test_a_missing_session_id_starts_a_session(manager, make_id):
+    user = make_id()
+    turn = manager.store_turn(None, user, "q", "a")
+    assert UUID(turn.session_id)
+    assert [t.query_text for t in manager.get_session_history(turn.session_id)] == ["q"]
+
+
+@pytest.mark.parametrize("bad", ["not-a-uuid", "", "1234", str(uuid4())])
+def test_invalid_or_unknown_session_starts_a_new_one(manager, make_id, bad):
+    user = make_id()
+    assert manager.get_session_history(bad) == []
+    turn = manager.store_turn(bad, user, "q", "a")
+    assert turn.session_id != bad
+    assert UUID(turn.session_id)
+    assert [t.query_text for t in manager.get_session_history(turn.session_id)] == ["q"]
+    assert manager.get_session_history(bad) == []
+
+
+def test_another_users_session_is_not_written_to(manager, make_id):
+    owner, intruder = make_id("owner"), make_id("intruder")
+    session = manager.create_session(owner)
+    manager.store_turn(session, owner, "mine", "ok")
+    turn = manager.store_turn(session, intruder, "sneaky", "no")
+    assert turn.session_id != session
+    assert [t.query_text for t in manager.get_session_history(session)] == ["mine"]
+
+
+def test_expired_session_starts_a_new_one(manager, superuser, make_id):
+    user = make_id()
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "old", "a")
+    age_turns(superuser, session, [1], timedelta(hours=25))
+    assert manager.get_session_history(session) == []
+    turn = manager.store_turn(session, user, "new", "b")
+    assert turn.session_id != session and turn.turn_number == 1
+
+
+def test_delete_session(manager, superuser, make_id):
+    user = make_id()
+    session = manager.create_session(user)
+    for n in range(3):
+        manager.store_turn(session, user, f"q{n}", f"a{n}")
+    assert manager.delete_session(session) == 3
+    assert manager.get_session_history(session) == []
+    assert stored_messages(superuser, session) == []
+    assert manager.delete_session(session) == 0
+    assert manager.delete_session("not-a-uuid") == 0
+
+
+def test_context_for_query_in_one_call(manager, make_id):
+    user = make_id()
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "Show me red shoes", "Here are 3 red shoes.")
+    manager.store_turn(session, user, "And blue ones?", "Here are 2 blue shoes.")
+    context = manager.get_context_for_query(session, "tell me more about the first one")
+    assert isinstance(context, PromptContext)
+    assert context.conversation_id == session and not context.degraded
+    assert [t.turn_number for t in context.history] == [1, 2]
+    assert context.referenced_turn is not None
+    assert context.referenced_turn.query_text == "Show me red shoes"
+    assert context.memories == []
+    assert context.format_history().startswith("Previous conversation:\nTurn 1:\nUser: Show me red shoes")
+    assert manager.get_context_for_query(session, "no reference here").referenced_turn is None
+    assert manager.get_context_for_query("junk", "the first one").history == []
+
+
+def test_cleanup_old_conversations(manager, superuser, make_id):
+    user = make_id()
+    old, fresh = manager.create_session(user), manager.create_session(user)
+    manager.store_turn(old, user, "old", "a")
+    manager.store_turn(fresh, user, "fresh", "b")
+    age_turns(superuser, old, [1], timedelta(hours=26))
+    result = manager.cleanup_old_conversations()
+    assert result.errors == []
+    assert result.sessions_deleted >= 1 and result.turns_deleted >= 1
+    assert result.execution_time >= 0
+    gone = superuser.execute("select count(*) from memory.conversations where id = %s", [old]).fetchone()
+    assert gone == (0,)
+    assert [t.query_text for t in manager.get_session_history(fresh)] == ["fresh"]
+
+
+def test_invalid_input_raises_and_logs_context(manager, make_id, caplog):
+    user = make_id()
+    session = manager.create_session(user)
+    for query, response in [("", "a"), ("q", " \n\t"), ("q\x00", "a"), ("q", "a\x00")]:
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="supamem"), pytest.raises(InvalidInputError):
+            manager.store_turn(session, user, query, response)
+        (record,) = caplog.records
+        assert session in record.getMessage() and user in record.getMessage()
+        assert record.supamem_operation == "store_turn"
+    assert manager.get_session_history(session) == []
+
+
+def test_supabase_auth_user_ids_are_their_own_user(manager, superuser, make_auth_user):
+    auth_id = make_auth_user()
+    session = manager.create_session(str(auth_id))
+    turn = manager.store_turn(session, str(auth_id), "q", "a")
+    assert turn.user_id == str(auth_id)
+    owner = superuser.execute("select user_id from memory.conversations where id = %s", [session]).fetchone()
+    assert owner == (auth_id,)
+
+
+def test_signed_in_users_see_only_their_own_sessions(client_db, manager, make_auth_user):
+    alice, bob = make_auth_user(), make_auth_user()
+    session = manager.create_session(alice)
+    manager.store_turn(session, alice, "alice's question", "answer")
+    with client_db.as_user(alice) as tx:
+        assert [r["user_content"] for r in tx.call("turn_history", conversation_id=UUID(session))] == [
+            "alice's question"
+        ]
+    with client_db.as_user(bob) as tx:
+        assert tx.call("turn_history", conversation_id=UUID(session)) == []
+        assert tx.execute("select * from memory.messages where conversation_id = %s", [session]) == []
+    # Acting as a user never leaks into the next transaction on the same pooled connection.
+    with client_db.transaction() as tx:
+        assert tx.execute("select current_user as role")[0]["role"] == "service_role"
+        assert tx.execute("select auth.uid() as uid")[0]["uid"] is None
+
+
+def test_get_memory_manager_is_a_singleton(monkeypatch):
+    monkeypatch.setattr(session_manager_module, "_manager", None)
+    first = get_memory_manager()
+    try:
+        assert first is get_memory_manager()
+        assert isinstance(first.db, Database)
+    finally:
+        first.db.close()
+        monkeypatch.setattr(session_manager_module, "_manager", None)
+
+
+def test_fallback_bounds_drop_oldest_with_a_warning(caplog):
+    buffer = FallbackBuffer(max_turns_per_key=2, max_total_turns=3)
+    with caplog.at_level(logging.WARNING, logger="supamem"):
+        for n in range(3):
+            buffer.append("a", "u", f"q{n}", "r", None)
+        buffer.append("b", "u", "qb1", "r", None)
+        buffer.append("b", "u", "qb2", "r", None)
+    assert len(buffer) == 3
+    assert [t.query for t in buffer.pending("a")] == ["q2"]
+    assert [t.query for t in buffer.pending("b")] == ["qb1", "qb2"]
+    assert sum("dropped the oldest buffered turn" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_turn_from_dict_is_seed_001s_constructor():
+    data = {
+        "id": "7", "session_id": str(uuid4()), "user_id": "u", "turn_number": 2,
+        "query_text": "q", "response_text": "r", "created_at": "2026-01-01T00:00:00+00:00",
+        "metadata": None,
+    }
+    turn = Turn.from_dict(data)
+    assert (turn.turn_number, turn.metadata, turn.created_at.year) == (2, {}, 2026)

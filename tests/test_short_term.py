@@ -1,0 +1,120 @@
+"""Seed 001's short-term clarification state (memory.short_term_*), 5 minutes by default."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import pytest
+
+from supamem import ConversationHandler, ConversationMemoryManager, Database, ShortTermMemory
+
+
+@pytest.fixture
+def short_term(client_db):
+    return ShortTermMemory(client_db)
+
+
+def _expires_in(superuser, short_term: ShortTermMemory, user: str, key: str = "clarification") -> timedelta:
+    row = superuser.execute(
+        "select expires_at - now() from memory.short_term_state where user_id = %s and key = %s",
+        [short_term.identity.user(user), key],
+    ).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def test_set_get_clear_clarification(short_term, make_id):
+    user = make_id()
+    state = {"question": "Which one?", "options": ["red shoes", "blue shoes"], "original": "show shoes"}
+    assert short_term.get_clarification(user) is None
+    short_term.set_clarification(user, state)
+    assert short_term.get_clarification(user) == state
+    assert short_term.clear_clarification(user) is True
+    assert short_term.get_clarification(user) is None
+    assert short_term.clear_clarification(user) is False
+
+
+def test_default_lifetime_is_five_minutes(short_term, superuser, make_id):
+    user = make_id()
+    short_term.set_clarification(user, {"q": 1})
+    assert timedelta(minutes=4, seconds=59) < _expires_in(superuser, short_term, user) <= timedelta(minutes=5)
+
+
+def test_custom_lifetime_and_overwrite(short_term, superuser, make_id):
+    user = make_id()
+    short_term.set_clarification(user, {"v": 1}, ttl=timedelta(seconds=30))
+    assert _expires_in(superuser, short_term, user) <= timedelta(seconds=30)
+    short_term.set_clarification(user, {"v": 2})
+    assert short_term.get_clarification(user) == {"v": 2}
+    assert _expires_in(superuser, short_term, user) > timedelta(minutes=4)
+
+
+def test_expired_state_reads_as_absent(short_term, superuser, make_id):
+    user = make_id()
+    short_term.set_clarification(user, {"q": 1})
+    superuser.execute(
+        "update memory.short_term_state set expires_at = now() - interval '1 second' where user_id = %s",
+        [short_term.identity.user(user)],
+    )
+    assert short_term.get_clarification(user) is None
+
+
+def test_generic_keys_hold_any_json(short_term, make_id):
+    user = make_id()
+    for key, value in [("list", [1, "two"]), ("text", "plain"), ("number", 3), ("flag", False)]:
+        short_term.set(user, key, value)
+        assert short_term.get(user, key) == value
+    assert short_term.get_clarification(user) is None  # independent keys
+
+
+def test_users_do_not_share_state(short_term, make_id):
+    alice, bob = make_id("alice"), make_id("bob")
+    short_term.set_clarification(alice, {"who": "alice"})
+    assert short_term.get_clarification(bob) is None
+
+
+def test_conversation_handler_is_the_seed_name():
+    assert ConversationHandler is ShortTermMemory
+
+
+def test_independent_of_long_term_memory(client_db, short_term, make_id):
+    user = make_id()
+    manager = ConversationMemoryManager(client_db)
+    short_term.set_clarification(user, {"pending": True})
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "q", "a")
+    manager.delete_session(session)
+    assert short_term.get_clarification(user) == {"pending": True}
+    short_term.clear_clarification(user)
+    other = manager.create_session(user)
+    manager.store_turn(other, user, "q2", "a2")
+    assert [t.query_text for t in manager.get_session_history(other)] == ["q2"]
+
+
+def test_signed_in_users_reach_only_their_own_state(client_db, make_auth_user):
+    alice, bob = make_auth_user(), make_auth_user()
+    with client_db.as_user(alice) as tx:
+        tx.call("short_term_set", key="clarification", value={"owner": "alice"})
+        assert tx.call_value("short_term_get", key="clarification") == {"owner": "alice"}
+    with client_db.as_user(bob) as tx:
+        assert tx.call_value("short_term_get", key="clarification") is None
+        assert tx.execute("select * from memory.short_term_state where user_id = %s", [alice]) == []
+        assert tx.call_value("short_term_delete", key="clarification") is False
+    # The service reads it for alice by her id (service_role passes p_user_id).
+    assert ShortTermMemory(client_db).get_clarification(str(alice)) == {"owner": "alice"}
+
+
+def test_outage_keeps_state_in_process(closed_port_url, make_id, caplog):
+    db = Database(closed_port_url, connect_timeout=0.3, timeout=0.3, retry_interval=60)
+    short_term = ShortTermMemory(db)
+    user = make_id()
+    try:
+        with caplog.at_level(logging.WARNING, logger="supamem"):
+            short_term.set_clarification(user, {"q": "which?"})
+            assert short_term.get_clarification(user) == {"q": "which?"}
+            assert short_term.clear_clarification(user) is True
+            assert short_term.get_clarification(user) is None
+        assert any(user in r.getMessage() and "short_term" in r.getMessage() for r in caplog.records)
+    finally:
+        db.close()
