@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 WINDOW_TURNS = 10
 TTL = timedelta(hours=24)
+#: Metadata that marks a user's running seed 000 conversation.
+CURRENT = {"store": "conversation_store"}
 
 
 def _history_dict(turn: Turn) -> dict[str, Any]:
@@ -74,24 +76,15 @@ class ConversationStore:
         return f"user:{user_id}"
 
     def _current(self, tx: Transaction, user: UUID) -> dict[str, Any]:
-        """The user's current conversation, with seed 000's retention policy.
+        """The user's current seed 000 conversation, created with its window and TTL if missing.
 
-        memory.current_conversation creates a missing conversation with the default policy and
-        takes no policy arguments, so a conversation it has just created (no turn yet) gets
-        seed 000's TTL and window here, in the same transaction: its advisory lock is held until
-        commit, so no concurrent caller sees the conversation before it has its policy.
-        Workaround until the SQL function accepts p_ttl / p_window_turns (reported).
+        The match keeps it apart from any other conversation of the same user (seed 001
+        sessions, seed 002 conversations): only one tagged as this store's is current.
         """
-        conversation = tx.call_one("current_conversation", user_id=user)
+        conversation = tx.call_one(
+            "current_conversation", user_id=user, ttl=self.ttl, window_turns=self.window_turns, match=CURRENT
+        )
         assert conversation is not None
-        wanted = (self.ttl, self.window_turns)
-        if conversation["last_turn"] == 0 and (conversation["ttl"], conversation["window_turns"]) != wanted:
-            conversation = tx.execute(
-                "update memory.conversations as c"
-                " set ttl = %(ttl)s, window_turns = %(window)s, expires_at = c.created_at + %(ttl)s"
-                " where c.id = %(id)s returning c.*",
-                {"ttl": self.ttl, "window": self.window_turns, "id": conversation["id"]},
-            )[0]
         return conversation
 
     def _history(self, user_id: str, max_turns: int) -> list[Turn]:
@@ -117,7 +110,7 @@ class ConversationStore:
                 try:
                     user = self.identity.user(user_id, self.tenant_id)
                     with self.db.transaction() as tx:
-                        write_back(tx, self._current(tx, user)["id"], turns)
+                        write_back(tx, self._current(tx, user)["id"], turns, user)
                 except DatabaseUnavailableError:
                     raise
                 except SupamemError as exc:

@@ -16,7 +16,7 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
-from .conversation_store import ConversationStore
+from .conversation_store import CURRENT, ConversationStore
 from .db import Database, database_url
 from .errors import PermissionDeniedError
 from .identity import Identity
@@ -113,7 +113,9 @@ def conversation_story(db: Database, identity: Identity) -> None:
     check(first is not None and first["turn_number"] == 3, '"yung una" now means turn 3, the first one shown')
 
     title(4, "A 24-hour time to live")
-    conversation = db.call_one("current_conversation", user_id=identity.user("maria", DEMO_TENANT))
+    conversation = db.call_one(
+        "current_conversation", user_id=identity.user("maria", DEMO_TENANT), match=CURRENT
+    )
     assert conversation is not None
     with closing(owner_connection()) as owner:
         say("We move Maria's conversation 25 hours into the past (as the database owner).")

@@ -290,12 +290,13 @@ def stored_client_turn_ids(
     return {r["client_turn_id"]: r["conversation_id"] for r in rows}
 
 
-def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]) -> list[str]:
-    """Append buffered turns to a conversation in order, skipping those already stored.
+def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID) -> list[str]:
+    """Append buffered turns to `user_id`'s conversation in order, skipping those already stored.
 
-    Runs inside the caller's transaction. A turn the database rejects as invalid is logged and
-    skipped (its savepoint rolls back alone): it could never be written. Any other error aborts
-    the whole write-back. Returns the client ids that are settled (written, present or rejected).
+    Runs inside the caller's transaction. A conversation of another user raises NotFoundError
+    (memory.add_turn's p_user_id). A turn the database rejects as invalid is logged and skipped
+    (its savepoint rolls back alone): it could never be written. Any other error aborts the whole
+    write-back. Returns the client ids that are settled (written, present or rejected).
     """
     ids = [t.client_turn_id for t in turns]
     present = stored_client_turn_ids(tx, ids, conversation_id=conversation_id)
@@ -310,6 +311,7 @@ def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]
                     user_content=turn.query,
                     assistant_content=turn.response,
                     metadata=turn.stored_metadata(),
+                    user_id=user_id,
                 )
         except InvalidInputError as exc:
             log_failure(log, "write_back", conversation_id, turn.user_id, exc)

@@ -113,17 +113,10 @@ class ConversationMemoryManager:
         while len(self._aliases) > MAX_ALIASES:
             self._aliases.popitem(last=False)
 
-    def _new_session(self, tx: Transaction, user: UUID) -> UUID:
-        row = tx.call_one("create_conversation", user_id=user, ttl=self.ttl)
+    def _new_session(self, tx: Transaction, user: UUID, session_id: UUID | None = None) -> UUID:
+        row = tx.call_one("create_conversation", user_id=user, ttl=self.ttl, id=session_id)
         assert row is not None
         return row["id"]
-
-    @staticmethod
-    def _owned(tx: Transaction, session: UUID, user: UUID) -> bool:
-        # No RPC asserts a conversation's owner for a service_role caller (memory.add_turn
-        # trusts it); this read keeps a session id of another user from being written to.
-        rows = tx.execute("select c.user_id from memory.conversations as c where c.id = %s", [session])
-        return bool(rows) and rows[0]["user_id"] == user
 
     def _turns(self, rows: list[dict[str, Any]]) -> list[Turn]:
         return [
@@ -172,17 +165,16 @@ class ConversationMemoryManager:
         if session is not None:
             try:
                 with self.db.transaction() as tx:
-                    if self._owned(tx, session, user):
-                        write_back(tx, session, turns)
-                        return str(session)
+                    write_back(tx, session, turns, user)
+                    return str(session)
             except NotFoundError:
-                pass  # expired meanwhile: a new session, below
+                pass  # unknown, expired or another user's: a new session, below
         with self.db.transaction() as tx:
             # A retried write-back whose first commit went through (acknowledgement lost) has
             # already made the new session: find it by the turns' ids instead of making another.
             present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], user_id=user)
             session = next(iter(present.values()), None) or self._new_session(tx, user)
-            write_back(tx, session, turns)
+            write_back(tx, session, turns, user)
             return str(session)
 
     def _write_back_pending(self) -> None:
@@ -217,20 +209,13 @@ class ConversationMemoryManager:
     ) -> Turn:
         user = self._user(user_id)
         _, session = self._resolve(session_id)
+        turn = {"user_content": query, "assistant_content": response, "metadata": metadata, "user_id": user}
         row: dict[str, Any] | None = None
         if session is not None:
             try:
-                with self.db.transaction() as tx:
-                    if self._owned(tx, session, user):
-                        row = tx.call_one(
-                            "add_turn",
-                            conversation_id=session,
-                            user_content=query,
-                            assistant_content=response,
-                            metadata=metadata,
-                        )
+                row = self.db.call_one("add_turn", conversation_id=session, **turn)
             except NotFoundError:
-                row = None  # expired: a new session, below
+                row = None  # unknown, expired or another user's: a new session, below
         if row is None:
             if session_id is not None:
                 log.info(
@@ -242,13 +227,7 @@ class ConversationMemoryManager:
                 )
             with self.db.transaction() as tx:
                 session = self._new_session(tx, user)
-                row = tx.call_one(
-                    "add_turn",
-                    conversation_id=session,
-                    user_content=query,
-                    assistant_content=response,
-                    metadata=metadata,
-                )
+                row = tx.call_one("add_turn", conversation_id=session, **turn)
         assert row is not None and session is not None
         return Turn(
             id=str(row["user_message_id"]),

@@ -28,6 +28,10 @@ from .models import Message, UserMemory, UserState
 DEFAULT_PAGE = 50
 
 
+#: Metadata that marks a user's seed 003 history conversation.
+HISTORY = {"store": "user_memory"}
+
+
 class UserMemoryClient:
     """Seed 003's functions on one `Database`."""
 
@@ -40,7 +44,8 @@ class UserMemoryClient:
 
     @staticmethod
     def _conversation(tx: Transaction, user: UUID) -> UUID:
-        row = tx.call_one("current_conversation", user_id=user)
+        # Seed 003 keeps one history per user, apart from the user's other conversations.
+        row = tx.call_one("current_conversation", user_id=user, match=HISTORY)
         assert row is not None
         return row["id"]
 

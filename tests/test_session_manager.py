@@ -10,6 +10,7 @@ import pytest
 from client_helpers import age_turns, stored_messages
 
 from supamem import (
+    ConversationStore,
     ConversationMemoryManager,
     Database,
     FallbackBuffer,
@@ -215,3 +216,15 @@ def test_turn_from_dict_is_seed_001s_constructor():
     }
     turn = Turn.from_dict(data)
     assert (turn.turn_number, turn.metadata, turn.created_at.year) == (2, {}, 2026)
+
+
+def test_sessions_and_the_running_conversation_of_one_user_stay_apart(client_db, make_id):
+    """A seed 000 store and seed 001 sessions for the same user never share a conversation."""
+    user = make_id("apart")
+    manager = ConversationMemoryManager(client_db)
+    store = ConversationStore(client_db)
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "session question", "session answer")
+    store.store_turn(user, "store question", "store answer")
+    assert [t.query_text for t in manager.get_session_history(session)] == ["session question"]
+    assert [h["user_query"] for h in store.get_history(user)] == ["store question"]

@@ -5,6 +5,7 @@
 -- before the sweep deletes them.
 
 -- Why: one way to start a conversation, whatever the seed calls it (conversation, session).
+-- A client may choose the id (a session it had to start while the database was unreachable).
 create function memory.create_conversation(
     p_user_id uuid default null,
     p_title text default null,
@@ -13,7 +14,8 @@ create function memory.create_conversation(
     p_remember boolean default null,
     p_metadata jsonb default '{}',
     p_ttl interval default null,
-    p_window_turns integer default null
+    p_window_turns integer default null,
+    p_id uuid default null
 )
 returns memory.conversations
 language plpgsql
@@ -23,15 +25,16 @@ declare
     v_user uuid := memory_private.writing_user(p_user_id);
     v_conversation memory.conversations;
 begin
-    insert into memory.conversations (user_id, title, mode, profile_id, remember, metadata, ttl, window_turns)
-    values (v_user, p_title, coalesce(p_mode, 'chat'), p_profile_id, p_remember, coalesce(p_metadata, '{}'),
-        p_ttl, p_window_turns)
+    insert into memory.conversations (id, user_id, title, mode, profile_id, remember, metadata, ttl, window_turns)
+    values (coalesce(p_id, gen_random_uuid()), v_user, p_title, coalesce(p_mode, 'chat'), p_profile_id, p_remember,
+        coalesce(p_metadata, '{}'), p_ttl, p_window_turns)
     returning * into v_conversation;
     return v_conversation;
 end
 $$;
-grant execute on function memory.create_conversation(uuid, text, text, uuid, boolean, jsonb, interval, integer)
-to authenticated, service_role;
+grant execute on function memory.create_conversation(
+    uuid, text, text, uuid, boolean, jsonb, interval, integer, uuid
+) to authenticated, service_role;
 
 -- Why: seed 001 hands out session ids; a session is a conversation with the default policy.
 create function memory.create_session(p_user_id uuid default null)
@@ -45,11 +48,14 @@ grant execute on function memory.create_session(uuid) to authenticated, service_
 
 -- Why: seed 000 keeps one running conversation per user and seed 002 asks for
 -- `GET /api/conversations/current`; concurrent first requests must not create two. The retention
--- arguments apply only when a new conversation has to be created.
+-- arguments apply only when a new conversation has to be created; p_match keeps apart the kinds
+-- of conversation one user has (e.g. seed 000's running chat and seed 001's sessions): only a
+-- conversation whose metadata contains it is current, and a new one gets it as metadata.
 create function memory.current_conversation(
     p_user_id uuid default null,
     p_ttl interval default null,
-    p_window_turns integer default null
+    p_window_turns integer default null,
+    p_match jsonb default '{}'
 )
 returns memory.conversations
 language plpgsql
@@ -63,15 +69,18 @@ begin
     select c.* into v_conversation
     from memory.conversations as c
     where c.user_id = v_user and not c.archived and (c.expires_at is null or c.expires_at > now())
+        and c.metadata @> coalesce(p_match, '{}')
     order by c.updated_at desc
     limit 1;
     if not found then
-        v_conversation := memory.create_conversation(v_user, p_ttl => p_ttl, p_window_turns => p_window_turns);
+        v_conversation := memory.create_conversation(
+            v_user, p_metadata => p_match, p_ttl => p_ttl, p_window_turns => p_window_turns
+        );
     end if;
     return v_conversation;
 end
 $$;
-grant execute on function memory.current_conversation(uuid, interval, integer) to authenticated, service_role;
+grant execute on function memory.current_conversation(uuid, interval, integer, jsonb) to authenticated, service_role;
 
 -- Why: the single entry point for writing one message; numbering, window, TTL and ownership are
 -- enforced by the table (memory_private.assign_turn), so Data API inserts behave the same.
@@ -85,7 +94,8 @@ create function memory.add_message(
     p_suggested_values jsonb default null,
     p_suggested_actions jsonb default null,
     p_custom_payload jsonb default null,
-    p_used_memory_ids uuid[] default '{}'
+    p_used_memory_ids uuid[] default '{}',
+    p_user_id uuid default null
 )
 returns memory.messages
 language plpgsql
@@ -94,6 +104,13 @@ as $$
 declare
     v_message memory.messages;
 begin
+    -- The service role may name the user it acts for: a conversation of anyone else is not found.
+    if p_user_id is not null and not exists (
+        select 1 from memory.conversations as c where c.id = p_conversation_id and c.user_id = p_user_id
+    ) then
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s of user %s', p_conversation_id, p_user_id);
+    end if;
     if p_role is null or p_role not in ('user', 'assistant') then
         raise exception using errcode = '22023', message = format('invalid role %L', p_role),
             hint = 'role must be ''user'' or ''assistant''';
@@ -112,8 +129,9 @@ begin
     return v_message;
 end
 $$;
-grant execute on function memory.add_message(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[])
-to authenticated, service_role;
+grant execute on function memory.add_message(
+    uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[], uuid
+) to authenticated, service_role;
 
 -- Why: a turn (question and answer) is stored atomically: both messages or neither.
 create function memory.add_turn(
@@ -126,7 +144,8 @@ create function memory.add_turn(
     p_suggested_values jsonb default null,
     p_suggested_actions jsonb default null,
     p_custom_payload jsonb default null,
-    p_used_memory_ids uuid[] default '{}'
+    p_used_memory_ids uuid[] default '{}',
+    p_user_id uuid default null
 )
 returns table (turn_number integer, user_message_id bigint, assistant_message_id bigint, created_at timestamptz)
 language plpgsql
@@ -136,7 +155,9 @@ declare
     v_question memory.messages;
     v_answer memory.messages;
 begin
-    v_question := memory.add_message(p_conversation_id, 'user', p_user_content, p_metadata, p_author_id);
+    v_question := memory.add_message(
+        p_conversation_id, 'user', p_user_content, p_metadata, p_author_id, p_user_id => p_user_id
+    );
     if p_assistant_content is null or p_assistant_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'response must not be empty';
     end if;
@@ -147,8 +168,9 @@ begin
     return query select v_question.turn_number, v_question.id, v_answer.id, v_question.created_at;
 end
 $$;
-grant execute on function memory.add_turn(uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[])
-to authenticated, service_role;
+grant execute on function memory.add_turn(
+    uuid, text, text, jsonb, uuid, jsonb, jsonb, jsonb, jsonb, uuid[], uuid
+) to authenticated, service_role;
 
 -- Why: prompts want the newest messages oldest-first, screens want them newest-first and paged
 -- (seed 003); both walk the (conversation, turn, role) index backwards and stop at the limit.
