@@ -10,8 +10,8 @@ import pytest
 from client_helpers import age_turns, stored_messages
 
 from supamem import (
-    ConversationStore,
     ConversationMemoryManager,
+    ConversationStore,
     Database,
     FallbackBuffer,
     InvalidInputError,
