@@ -1,0 +1,235 @@
+"""The two hot reads of long-term memory touch one user's rows, whatever the table holds.
+
+memory.remember's dedup lookup and memory.select_memories' candidate scan run inside plpgsql,
+where EXPLAIN cannot reach, so this test explains copies of their queries (prepared, with the
+same parameters the functions bind) against a table of 100,000 users with 3 memories each plus
+one user with 1,000. It asserts on plans, never on timings: an index on memories led by
+user_id, no sequential scan of memories, and at most that user's rows read.
+
+Everything happens in one transaction as postgres that is rolled back at the end; ANALYZE's
+page and row counts in pg_class are written in place and survive the rollback, so the tables
+are vacuumed and analyzed again afterwards to leave the statistics as they were.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+from uuid import uuid4
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+USERS = 100_000
+MEMORIES_EACH = 3
+BIG = 1_000
+
+#: memory.remember's dedup lookup, as the function runs it ($1 user, $2 profile, $3 content).
+DEDUP = """
+select m.id
+from memory.memories as m
+where m.user_id = $1 and m.profile_id = $2
+    and m.active and not m.archived and m.deleted_at is null
+    and extensions.similarity(m.content, $3) >= (memory_private.setting('dedup_threshold'))::numeric
+order by extensions.similarity(m.content, $3) desc, m.id
+limit 1
+"""
+
+#: memory.select_memories' query ($1 user, $2 profile, $3 v_query, $4 p_query, $5 limit,
+#: $6 budget): the candidates, ranked, cut at the limit and the token budget.
+SELECT = """
+with candidates as (
+    select m.*,
+        memory_private.memory_score(
+            t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
+        ) * (1 + case when $3::tsquery is null then 0 else greatest(
+            ts_rank_cd(m.search, $3::tsquery)::numeric, extensions.word_similarity($4::text, m.content)::numeric
+        ) end) as final_score,
+        ceil(length(m.content) / 4.0)::integer + 2 as cost
+    from memory.memories as m
+    join memory.memory_types as t on t.type = m.type
+    where m.user_id = $1 and m.profile_id = $2
+        and m.active and not m.archived and m.deleted_at is null
+        and (m.expires_at is null or m.expires_at > now())
+),
+ranked as (
+    select c.*, row_number() over w as position, sum(c.cost) over w as spent
+    from candidates as c
+    window w as (order by c.pinned desc, c.final_score desc, c.id)
+)
+select coalesce(array_agg(r.id order by r.position), '{}') as chosen
+from ranked as r
+where r.position <= $5::integer and r.spent <= $6::integer
+"""
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def memories_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in nodes(plan) if n.get("Relation Name") == "memories"]
+
+
+def index_names(scan: dict[str, Any]) -> set[str]:
+    """Indexes a scan reads: its own, or those of the bitmap index scans beneath it."""
+    names = {scan["Index Name"]} if "Index Name" in scan else set()
+    return names | {n["Index Name"] for n in nodes(scan) if n.get("Node Type") == "Bitmap Index Scan"}
+
+
+def rows_read(scan: dict[str, Any]) -> int:
+    """Heap rows the scan looked at: those it returned plus those its filters threw away."""
+    removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
+    per_loop = scan["Actual Rows"] + removed
+    return per_loop * scan.get("Actual Loops", 1)
+
+
+@pytest.fixture(scope="module")
+def loaded(database_url: str) -> Iterator[dict[str, Any]]:
+    """The big table, inside a transaction that is rolled back when the module is done."""
+    started = time.monotonic()
+    conn = psycopg.connect(database_url, row_factory=dict_row)
+    run = uuid4().hex[:8]
+    try:
+        # Bulk filler: 100,000 users, a primary profile each, 3 memories each. It is written with
+        # triggers off (session_replication_role = replica) because memory_private.memory_defaults
+        # and memory_private.record_memory_event would run 300,000 times (profile lookups plus an
+        # audit row each), which is most of the run time and tests nothing here; every column those
+        # triggers would set (tenant_id null for the app's own users, profile_id) is written
+        # directly, and the foreign keys hold by construction. Only the filler skips them.
+        conn.execute("set local session_replication_role = replica")
+        conn.execute(
+            """
+            with u as (
+                insert into memory.users (external_id)
+                select format('plans-%%s-%%s', %(run)s::text, i) from generate_series(1, %(users)s) as i
+                returning id
+            ),
+            p as (
+                insert into memory.profiles (user_id, is_primary) select u.id, true from u
+                returning id, user_id
+            )
+            insert into memory.memories (user_id, profile_id, content, type, confidence, created_at)
+            select p.user_id, p.id, format('memory %%s of user %%s', k, p.user_id),
+                (array['fact', 'goal', 'pattern'])[k], 0.8, now() - k * interval '1 day'
+            from p cross join generate_series(1, %(each)s) as k
+            """,
+            {"run": run, "users": USERS, "each": MEMORIES_EACH},
+        )
+        conn.execute("set local session_replication_role = origin")
+        # The users under test are written the normal way, triggers and all.
+        people = {}
+        for name, count in (("big", BIG), ("small", MEMORIES_EACH)):
+            user = conn.execute(
+                "select memory.user_id_for(%s) as id", [f"plans-{run}-{name}"]
+            ).fetchone()["id"]
+            profile = conn.execute(
+                "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
+            ).fetchone()["id"]
+            conn.execute(
+                "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
+                " select %s, %s, format('%%s memory number %%s about things', %s::text, i), 'fact', 0.7, i %% 5"
+                " from generate_series(1, %s) as i",
+                [user, profile, name, count],
+            )
+            people[name] = {"user": user, "profile": profile, "rows": count}
+        total = conn.execute("select count(*) as n from memory.memories").fetchone()["n"]
+        assert total >= USERS * MEMORIES_EACH + BIG
+        conn.execute("analyze memory.users, memory.profiles, memory.memories")
+        user_led = {
+            r["name"]
+            for r in conn.execute(
+                """select i.indexrelid::regclass::text as name
+                from pg_index as i join pg_attribute as a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+                where i.indrelid = 'memory.memories'::regclass and a.attname = 'user_id'"""
+            ).fetchall()
+        }
+        yield {"conn": conn, "people": people, "user_led": {n.removeprefix("memory.") for n in user_led},
+               "load_seconds": time.monotonic() - started}
+    finally:
+        conn.rollback()
+        conn.close()
+        # ANALYZE wrote pg_class counts for a table 300,000 rows bigger: vacuum away the rolled
+        # back rows and count again.
+        with psycopg.connect(database_url, autocommit=True) as again:
+            again.execute("vacuum (analyze) memory.users, memory.profiles, memory.memories")
+        print(f"\nmemory plans: {time.monotonic() - started:.1f}s in all")
+
+
+def explain(conn: psycopg.Connection, name: str, statement: str, types: str, args: list[Any], *, generic: bool) -> dict:
+    """EXPLAIN (ANALYZE) of a prepared statement: plpgsql runs its queries the same way,
+    with custom plans for the first executions and possibly a generic plan later."""
+    name = f"{name}_{uuid4().hex[:8]}"
+    conn.execute(f"prepare {name} ({types}) as {statement}")
+    try:
+        # A savepoint: a failing case rolls back only itself, not the loaded table.
+        with conn.transaction():
+            conn.execute(f"set local plan_cache_mode = {'force_generic_plan' if generic else 'force_custom_plan'}")
+            # EXPLAIN EXECUTE cannot take bind parameters (the server cannot type them in a
+            # utility statement), so this one statement binds client side, with proper quoting.
+            with psycopg.ClientCursor(conn) as cur:
+                placeholders = ", ".join(["%s"] * len(args))
+                cur.execute(f"explain (analyze, buffers off, format json) execute {name} ({placeholders})", args)
+                row = cur.fetchone()
+    finally:
+        conn.execute("reset plan_cache_mode")
+        conn.execute(f"deallocate {name}")
+    return row["QUERY PLAN"][0]["Plan"]
+
+
+def check_scan(plan: dict[str, Any], user_led: set[str], limit: int, what: str) -> dict[str, Any]:
+    scans = memories_scans(plan)
+    assert scans, f"{what}: memories is not scanned?"
+    for scan in scans:
+        assert scan["Node Type"] != "Seq Scan", f"{what}: sequential scan of memories"
+        assert index_names(scan) & user_led, f"{what}: {scan['Node Type']} on {index_names(scan)}, not a user_id index"
+        assert rows_read(scan) <= limit, f"{what}: read {rows_read(scan)} rows of memories"
+        assert scan["Plan Rows"] <= BIG, f"{what}: estimated {scan['Plan Rows']} rows"
+    return scans[0]
+
+
+CASES = [
+    pytest.param("big", False, id="1000-memories-custom-plan"),
+    pytest.param("big", True, id="1000-memories-generic-plan"),
+    pytest.param("small", False, id="3-memories-custom-plan"),
+    pytest.param("small", True, id="3-memories-generic-plan"),
+]
+
+
+@pytest.mark.parametrize(("who", "generic"), CASES)
+def test_dedup_lookup_reads_only_the_users_live_memories(loaded, who, generic):
+    person = loaded["people"][who]
+    plan = explain(
+        loaded["conn"], "dedup", DEDUP, "uuid, uuid, text",
+        [person["user"], person["profile"], f"{who} memory number 7 about things"], generic=generic,
+    )
+    scan = check_scan(plan, loaded["user_led"], person["rows"], "dedup")
+    assert "memories_live_idx" in index_names(scan) or generic  # the partial index made for it
+    assert rows_read(scan) == person["rows"]  # every live memory of that user and profile, no more
+
+
+@pytest.mark.parametrize(("who", "generic"), CASES)
+@pytest.mark.parametrize("query", [None, "things"], ids=["no-query", "query"])
+def test_selection_candidates_read_only_the_users_live_memories(loaded, who, generic, query):
+    person = loaded["people"][who]
+    conn = loaded["conn"]
+    tsquery = None
+    if query is not None:
+        tsquery = conn.execute("select websearch_to_tsquery('english', %s)::text as q", [query]).fetchone()["q"]
+    plan = explain(
+        conn, "select_candidates", SELECT, "uuid, uuid, tsquery, text, integer, integer",
+        [person["user"], person["profile"], tsquery, query, 10, 500], generic=generic,
+    )
+    scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
+    assert rows_read(scan) == person["rows"]
+    assert not [n for n in nodes(plan) if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == "memories"]
+
+
+def test_load_time_is_reported(loaded):
+    # Not an assertion on speed: the number goes into the test log (pytest -s) and the report.
+    print(f"\nmemory plans: loaded {USERS:,} users in {loaded['load_seconds']:.1f}s")
+    assert loaded["load_seconds"] > 0
