@@ -58,6 +58,15 @@ class ConflictError(SupamemError):
     """A uniqueness conflict (23505) or a serialization failure / deadlock (40xxx): retryable."""
 
 
+class StateError(SupamemError):
+    """Not possible in the object's current state (55000): an archived conversation, a memory
+    that is no longer active, a job whose lease this worker no longer holds."""
+
+
+class RateLimitedError(SupamemError):
+    """A limit was reached (54000), e.g. extractions per user per minute: retry later."""
+
+
 class DatabaseUnavailableError(SupamemError, ConnectionError):
     """The database cannot be reached: connection refused or lost, pool timeout, shutdown."""
 
@@ -102,6 +111,10 @@ def from_psycopg(exc: BaseException) -> SupamemError:
         return PermissionDeniedError(message, **kwargs)
     if sqlstate == "23505" or sqlstate.startswith("40"):
         return ConflictError(message, **kwargs)
+    if sqlstate == "55000":
+        return StateError(message, **kwargs)
+    if sqlstate == "54000":
+        return RateLimitedError(message, **kwargs)
     return SupamemError(message, **kwargs)
 
 
@@ -113,6 +126,8 @@ __all__ = [
     "MemoryNotFoundError",
     "NotFoundError",
     "PermissionDeniedError",
+    "RateLimitedError",
+    "StateError",
     "SupamemError",
     "from_psycopg",
 ]

@@ -76,6 +76,9 @@ create index memories_source_message_id_idx on memory.memories (source_message_i
 create index memories_superseded_by_idx on memory.memories (superseded_by);
 create index memories_search_idx on memory.memories using gin (search);
 create index memories_content_trgm_idx on memory.memories using gin (content extensions.gin_trgm_ops);
+-- A profile belongs to one user: without this the planner multiplies the two selectivities and
+-- expects a handful of rows for a user with a thousand memories.
+create statistics memory.memories_user_profile_stats (dependencies) on user_id, profile_id from memory.memories;
 comment on table memory.memories is 'Long-term memories: facts, goals, patterns ... remembered about a user and profile.';
 comment on column memory.memories.active is 'False once superseded or deleted; only active memories are selected.';
 comment on column memory.memories.superseded_by is 'The memory that replaced this one (an update never leaves both active).';
@@ -189,7 +192,6 @@ begin
         raise exception using errcode = '23502', message = 'memory needs a profile',
             hint = 'Create a primary profile for the user, or pass one.';
     end if;
-    new.updated_at := now();
     return new;
 end
 $$;
@@ -197,6 +199,25 @@ $$;
 create trigger memories_defaults
 before insert or update of user_id, tenant_id, source_message_id, profile_id on memory.memories
 for each row execute function memory_private.memory_defaults();
+
+-- Why: every change (pin, delete, supersede, reference ...) moves updated_at, unless the writer
+-- set it explicitly (an import restoring a record as it was).
+create function memory_private.touch_updated_at()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+    if new.updated_at is not distinct from old.updated_at then
+        new.updated_at := now();
+    end if;
+    return new;
+end
+$$;
+
+create trigger memories_touch_updated_at
+before update on memory.memories
+for each row execute function memory_private.touch_updated_at();
 
 -- The audit trail: every change to a memory, with old and new content, actor and time.
 create table memory.memory_events (

@@ -175,7 +175,9 @@ begin
         user_id, profile_id, content, type, category, confidence, context, pinned, expires_at, source_message_id
     )
     values (
-        v_old.user_id, v_old.profile_id, p_content, coalesce(p_type, v_old.type), coalesce(p_category, v_old.category),
+        -- An empty category clears it (null keeps the old one).
+        v_old.user_id, v_old.profile_id, p_content, coalesce(p_type, v_old.type),
+        nullif(coalesce(p_category, v_old.category), ''),
         coalesce(p_confidence, v_old.confidence), v_old.context, v_old.pinned, v_old.expires_at, p_source_message_id
     )
     returning * into v_new;
@@ -219,6 +221,9 @@ begin
     if not found then
         raise exception using errcode = 'P0002', message = 'no deleted memory with that id';
     end if;
+    -- A restored memory counts against the cap like a new one.
+    perform memory_private.enforce_memory_cap(v_row.user_id, v_row.profile_id);
+    select m.* into v_row from memory.memories as m where m.id = p_memory_id;
     return v_row;
 end
 $$;

@@ -45,7 +45,7 @@ begin
         and (p_created_from is null or m.created_at >= p_created_from)
         and (p_created_to is null or m.created_at < p_created_to)
         and case p_status
-            when 'active' then m.active and not m.archived
+            when 'active' then m.active and not m.archived and (m.expires_at is null or m.expires_at > now())
             when 'archived' then m.archived and m.deleted_at is null
             when 'deleted' then m.deleted_at is not null
             when 'superseded' then m.superseded_by is not null
@@ -66,33 +66,45 @@ grant execute on function memory.search_memories(
 ) to authenticated, service_role;
 
 -- Why: seed 004's "Export memory archive (all fields, for portability)": every memory of the
--- user with every column, and the profiles they belong to, as one JSON document.
+-- user with every column, the profiles they belong to and the user's memory settings, as one
+-- JSON document.
 create function memory.export_memories(p_user_id uuid default null)
 returns jsonb
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select jsonb_build_object(
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+begin
+    return jsonb_build_object(
         'format', 'supamem.memories',
         'version', 1,
-        'user_id', memory_private.acting_user(p_user_id),
+        'user_id', v_user,
         'exported_at', now(),
+        'settings', (
+            select jsonb_build_object('memory_paused', u.memory_paused, 'long_term_opt_in', u.long_term_opt_in)
+            from memory.users as u where u.id = v_user
+        ),
         'profiles', coalesce((
             select jsonb_agg(to_jsonb(p) order by p.created_at, p.id)
-            from memory.profiles as p where p.user_id = memory_private.acting_user(p_user_id)
+            from memory.profiles as p where p.user_id = v_user
         ), '[]'),
         'memories', coalesce((
             select jsonb_agg(to_jsonb(m) - 'search' order by m.created_at, m.id)
-            from memory.memories as m where m.user_id = memory_private.acting_user(p_user_id)
+            from memory.memories as m where m.user_id = v_user
         ), '[]')
-    )
+    );
+end
 $$;
 grant execute on function memory.export_memories(uuid) to authenticated, service_role;
 
--- Why: the way back in. Records keep their ids, so importing the same export twice adds nothing;
--- links to conversations or messages that no longer exist (or whose gate is now closed) are
--- dropped rather than failing the import. Returns how many memories were added.
+-- Why: the way back in, for a user restoring their own archive (after an erase, or into a new
+-- project). Records keep their ids, so importing the same export twice adds nothing, and a record
+-- whose id is already taken (e.g. by the original, still present) is skipped. Links to
+-- conversations or messages that no longer exist (or whose gate is now closed) are dropped rather
+-- than failing the import. Settings come back too, but an import never un-pauses memory. The cap
+-- applies as for any write. Returns how many memories were added.
 create function memory.import_memories(p_export jsonb, p_user_id uuid default null)
 returns integer
 language plpgsql
@@ -112,26 +124,32 @@ begin
     from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
     where not exists (select 1 from memory.profiles as o where o.id = p.id);
 
+    update memory.users as u
+    set memory_paused = u.memory_paused or coalesce((p_export #>> '{settings,memory_paused}')::boolean, false),
+        long_term_opt_in = coalesce((p_export #>> '{settings,long_term_opt_in}')::boolean, u.long_term_opt_in)
+    where u.id = v_user;
+
     insert into memory.memories (
         id, user_id, profile_id, content, type, category, confidence, context, origin_mode,
         source_conversation_id, source_message_id, turn_index, pinned, active, archived, deleted_at,
-        expires_at, created_at, last_referenced_at, reference_count
+        expires_at, created_at, updated_at, last_referenced_at, reference_count
     )
     select m.id, v_user, m.profile_id, m.content, m.type, m.category, m.confidence, m.context, m.origin_mode,
         (select c.id from memory.conversations as c where c.id = m.source_conversation_id and c.user_id = v_user),
         case when memory_private.memory_gate(v_user, m.source_message_id) is null then m.source_message_id end,
         m.turn_index, m.pinned, m.active and m.superseded_by is null, m.archived, m.deleted_at,
-        m.expires_at, m.created_at, m.last_referenced_at, m.reference_count
+        m.expires_at, m.created_at, coalesce(m.updated_at, now()), m.last_referenced_at, m.reference_count
     from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
     where not exists (select 1 from memory.memories as o where o.id = m.id)
     order by m.created_at, m.id;
     get diagnostics v_added = row_count;
 
     -- Successor links are restored once every record is back.
-    update memory.memories as m set superseded_by = e.superseded_by, active = false
+    update memory.memories as m set superseded_by = e.superseded_by, active = false, updated_at = e.updated_at
     from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as e
     where m.id = e.id and m.user_id = v_user and e.superseded_by is not null and m.superseded_by is null
         and exists (select 1 from memory.memories as s where s.id = e.superseded_by and s.user_id = v_user);
+    perform memory_private.enforce_memory_cap(v_user, p.id) from memory.profiles as p where p.user_id = v_user;
     return v_added;
 end
 $$;
