@@ -63,10 +63,12 @@ end
 $$;
 grant execute on function memory_private.enforce_memory_cap(uuid, uuid) to authenticated, service_role;
 
--- Why: a duplicate or a selection strengthens a memory: one more reference, the higher
--- confidence. Counters are not the caller's to set, so this runs as the owner and lets a
--- signed-in caller touch only their own memories.
-create function memory_private.reinforce(p_memory_ids uuid[], p_confidence numeric default null)
+-- Why: a duplicate or a use strengthens a memory: one more reference, the higher confidence.
+-- Counters are not the caller's to set, so this runs as the owner and lets a signed-in caller
+-- touch only their own memories (and anyone only p_user_id's, when given).
+create function memory_private.reinforce(
+    p_memory_ids uuid[], p_confidence numeric default null, p_user_id uuid default null
+)
 returns void
 language sql
 security definer
@@ -77,8 +79,9 @@ as $$
         last_referenced_at = now(),
         confidence = greatest(m.confidence, coalesce(p_confidence, m.confidence))
     where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id)
+        and (p_user_id is null or m.user_id = p_user_id)
 $$;
-grant execute on function memory_private.reinforce(uuid[], numeric) to authenticated, service_role;
+grant execute on function memory_private.reinforce(uuid[], numeric, uuid) to authenticated, service_role;
 
 -- Why: one write path for new memories, whoever calls (a user in Settings, an extraction job).
 -- A near-duplicate of a live memory of the same user and profile (trigram similarity at or above

@@ -5,21 +5,35 @@ insert into memory_private.settings (key, value, description) values
 ('memory_select_limit', '10', 'Most memories a prompt gets (seed 004''s hard limit).');
 
 -- Why: seed 004 asks to track which memories were used: last referenced, reference count, and the
--- ids on the assistant message they served. Signed-in callers can only mark their own memories.
+-- ids on the assistant message they served. A use is counted once per answer: ids already on the
+-- message are not counted again. Signed-in callers can only mark their own memories.
 create function memory_private.record_selection(p_memory_ids uuid[], p_message_id bigint)
 returns void
 language plpgsql
 security definer
 set search_path = ''
 as $$
+declare
+    v_known uuid[];
 begin
-    perform memory_private.reinforce(p_memory_ids);
-    if p_message_id is not null then
-        update memory.messages as msg
-        set used_memory_ids = p_memory_ids
-        where msg.id = p_message_id and msg.role = 'assistant'
-            and msg.user_id = coalesce((select auth.uid()), msg.user_id);
+    if p_message_id is null then
+        perform memory_private.reinforce(p_memory_ids);
+        return;
     end if;
+    select msg.used_memory_ids into v_known
+    from memory.messages as msg
+    where msg.id = p_message_id and msg.role = 'assistant'
+        and msg.user_id = coalesce((select auth.uid()), msg.user_id)
+    for update;
+    if not found then
+        return;
+    end if;
+    perform memory_private.reinforce(array(select unnest(p_memory_ids) except select unnest(v_known)));
+    update memory.messages as msg
+    set used_memory_ids = array(
+        select u.id from unnest(v_known || p_memory_ids) with ordinality as u (id, n) group by u.id order by min(u.n)
+    )
+    where msg.id = p_message_id;
 end
 $$;
 grant execute on function memory_private.record_selection(uuid[], bigint) to authenticated, service_role;
@@ -40,8 +54,9 @@ grant usage on type memory.selected_memory to authenticated, service_role;
 
 -- Why: seed 004's selection: live memories of one user and profile, pinned first, then by score
 -- (optionally lifted by relevance to the current query), at most p_limit and within a token
--- budget (about four characters a token, plus the bullet). The selection is recorded unless
--- p_record is false (previews).
+-- budget (about four characters a token, plus the bullet). Choosing is a read; a use is recorded
+-- when the memories are attached to the answer they served (add_turn / add_message with
+-- p_used_memory_ids, or p_message_id here), or now with p_record.
 create function memory.select_memories(
     p_user_id uuid default null,
     p_profile_id uuid default null,
@@ -49,7 +64,7 @@ create function memory.select_memories(
     p_limit integer default null,
     p_token_budget integer default null,
     p_message_id bigint default null,
-    p_record boolean default true
+    p_record boolean default false
 )
 returns setof memory.selected_memory
 language plpgsql
@@ -94,7 +109,7 @@ begin
     into v_chosen
     from ranked as r
     where r.position <= v_limit and r.spent <= v_budget;
-    if p_record and cardinality(v_chosen) > 0 then
+    if (p_record or p_message_id is not null) and cardinality(v_chosen) > 0 then
         perform memory_private.record_selection(array(select c.id from unnest(v_chosen) as c), p_message_id);
     end if;
     return query select * from unnest(v_chosen);
@@ -102,6 +117,26 @@ end
 $$;
 grant execute on function memory.select_memories(uuid, uuid, text, integer, integer, bigint, boolean)
 to authenticated, service_role;
+
+-- Why: the one-round-trip context hands the app the memory ids it chose; when the answer is stored
+-- with them (add_turn / add_message p_used_memory_ids), that is their use. Counting it here, on
+-- the write, keeps the context read read-only (it can run on a read replica).
+create function memory_private.record_used_memories()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    perform memory_private.reinforce(new.used_memory_ids, null, new.user_id);
+    return null;
+end
+$$;
+
+create trigger messages_record_used_memories
+after insert on memory.messages
+for each row when (new.role = 'assistant' and cardinality(new.used_memory_ids) > 0)
+execute function memory_private.record_used_memories();
 
 -- Why: ids returned to the app are attached to the assistant message once it exists.
 create function memory.mark_memories_used(p_message_id bigint, p_memory_ids uuid[])
@@ -126,6 +161,7 @@ create function memory.prompt_context(
 )
 returns jsonb
 language plpgsql
+stable
 set search_path = ''
 as $$
 declare

@@ -296,7 +296,8 @@ $$;
 grant execute on function memory.finish_year_comparison(bigint, text, text, jsonb) to service_role;
 
 -- The prompt context gains the latest conversation summary and the profile's current weekly and
--- monthly summaries (the newest stored ones).
+-- monthly summaries (the newest stored ones). It only reads: the memories it returns are counted
+-- as used when the answer is stored with their ids.
 create or replace function memory.prompt_context(
     p_conversation_id uuid,
     p_query text default null,
@@ -306,6 +307,7 @@ create or replace function memory.prompt_context(
 )
 returns jsonb
 language plpgsql
+stable
 set search_path = ''
 as $$
 declare

@@ -112,7 +112,7 @@ select results_eq(
     'reference (duplicate): one reference event carrying the new count and confidence, no update event'
 );
 select tests.remember('mark', (select max(id) from memory.memory_events where memory_id = tests.recall('m2')::uuid));
-select count(*) from memory.select_memories();
+select count(*) from memory.select_memories(p_record => true);
 select results_eq(
     $$select event, details ->> 'reference_count', actor_id from memory.memory_events
     where memory_id = tests.recall('m2')::uuid and id > tests.recall('mark')::bigint order by id$$,

@@ -1,12 +1,13 @@
 -- memory.select_memories (seed 004's selection): the live memories of one user and profile,
 -- pinned first, then by score = type weight x confidence x 1 / (1 + min(days since last
 -- reference, 30)) + 0.1 x reference count; at most 10 by default, p_limit and a cumulative token
--- budget. Choosing records the use (last_referenced_at, reference_count + 1) unless p_record is
--- false, and p_message_id stores the ids on that assistant message. memory.prompt_context carries
--- memories only for a conversation on its owner's primary profile with "remember" on;
--- memory.mark_memories_used records a use after the fact.
+-- budget. Choosing is a read; p_record records the use (last_referenced_at, reference_count + 1),
+-- and p_message_id stores the ids on that assistant message and records them. memory.prompt_context
+-- carries memories only for a conversation on its owner's primary profile with "remember" on, and
+-- records nothing: storing the answer with p_used_memory_ids does; memory.mark_memories_used
+-- records a use after the fact.
 begin;
-select plan(23);
+select plan(24);
 
 select tests.create_cast('memories-selection');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -88,7 +89,7 @@ select results_eq(
 
 -- Recording: p_limit and the counters.
 select results_eq(
-    $$select content from memory.select_memories(tests.recall('owner')::uuid, p_limit => 2)$$,
+    $$select content from memory.select_memories(tests.recall('owner')::uuid, p_limit => 2, p_record => true)$$,
     $$values ('Allergic to penicillin'), ('Journals every night')$$,
     'p_limit caps the selection'
 );
@@ -197,8 +198,17 @@ select results_eq(
 );
 select results_eq(
     $$select reference_count from memory.memories where content = 'Felt anxious about work' and user_id = tests.recall('owner')::uuid$$,
+    array[0],
+    'prompt_context only reads'
+);
+select memory.add_turn(
+    tests.recall('conv_main')::uuid, 'How do I calm down?', 'Try a breathing exercise.',
+    p_used_memory_ids => array(select id from memory.memories where content = 'Felt anxious about work' and user_id = tests.recall('owner')::uuid)
+);
+select results_eq(
+    $$select reference_count from memory.memories where content = 'Felt anxious about work' and user_id = tests.recall('owner')::uuid$$,
     array[1],
-    'prompt_context records the selection'
+    'storing the answer with the memory ids it used records the use'
 );
 select is(
     memory.prompt_context(tests.recall('conv_generic')::uuid) -> 'memories', '[]'::jsonb,
