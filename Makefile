@@ -13,7 +13,7 @@ SUPAMEM_DB_PORT ?= 54322
 DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:$(SUPAMEM_DB_PORT)/postgres
 export SUPAMEM_DB_PORT DATABASE_URL
 
-.PHONY: venv db db-stop db-reset test lint demo
+.PHONY: venv db db-stop db-reset test lint demo bench
 
 # Reinstall only when pyproject.toml is newer than the stamp, so repeated runs are fast.
 venv: $(VENV)/.installed
@@ -48,3 +48,29 @@ lint: venv
 
 demo: venv db
 	$(PY) -m supamem.demo
+
+# Benchmarks (never part of `make test`): their own cluster on BENCH_DB_PORT, wiped and tuned
+# first (bench/server.py), stopped afterwards; peers come from the `bench` extra. Writes
+# bench/RESULTS.md, bench/results.json and bench/plots/. BENCH_SCALE=small for a quick run;
+# BENCH_ARGS='--only context,writes' for some workloads.
+BENCH_DB_PORT ?= 54340
+BENCH_URL := postgresql://postgres:postgres@127.0.0.1:$(BENCH_DB_PORT)/postgres
+
+$(VENV)/.bench-installed: pyproject.toml $(VENV)/.installed
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	touch $@
+
+bench: venv $(VENV)/.bench-installed
+	@status=0; \
+	SUPAMEM_DB_PORT=$(BENCH_DB_PORT) scripts/db.sh reset; \
+	DATABASE_URL=$(BENCH_URL) $(PY) -m bench.server || status=$$?; \
+	SUPAMEM_DB_PORT=$(BENCH_DB_PORT) scripts/db.sh stop; \
+	SUPAMEM_DB_PORT=$(BENCH_DB_PORT) scripts/db.sh start; \
+	if [ $$status -eq 0 ]; then \
+		DATABASE_URL=$(BENCH_URL) $(PY) scripts/migrate.py --bootstrap || status=$$?; \
+	fi; \
+	if [ $$status -eq 0 ]; then \
+		time DATABASE_URL=$(BENCH_URL) $(PY) -m bench $(BENCH_ARGS) || status=$$?; \
+	fi; \
+	SUPAMEM_DB_PORT=$(BENCH_DB_PORT) scripts/db.sh stop; \
+	exit $$status

@@ -390,8 +390,9 @@ def test_get_context_memories_marks_the_answer(service, new_user, client_db, sup
     used = superuser.execute("select used_memory_ids from memory.messages where id = %s",
                              [turn["assistant_message_id"]]).fetchone()[0]
     assert used == [memory.id]
+    # Marking the same answer again does not count the use twice.
     service.mark_memories_used(user.key, turn["assistant_message_id"], [memory.id])
-    assert stored(superuser, user.id)[0]["reference_count"] == 2
+    assert stored(superuser, user.id)[0]["reference_count"] == 1
 
 
 def test_system_prompt_block_text():
