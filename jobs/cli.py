@@ -1,0 +1,525 @@
+"""The jobs' subcommands of `supamem`: `worker`, `backfill` and `jobs`.
+
+`register(subparsers)` adds them to the `supamem` entry point (supamem/cli.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+from uuid import UUID
+
+from supamem.errors import SupamemError
+
+from .handlers import KINDS, ClaimedJob, ConfigurationError, describe_llm, make_llm
+from .transport import Transport, transport_from_env
+from .worker import Summary, Worker, configure_logging, default_worker_name
+
+log = logging.getLogger("supamem.jobs.cli")
+
+EXIT_OK = 0
+EXIT_ERROR = 1  # the database could not be reached, or it refused the request
+EXIT_CONFIG = 2  # bad arguments or configuration (argparse uses 2 as well)
+
+_CONNECTION_HELP = """\
+connection:
+  DATABASE_URL                     Postgres URL (default: the local stack,
+                                   postgresql://postgres:postgres@127.0.0.1:54322/postgres);
+                                   a Supavisor session-mode URL works too
+  SUPABASE_URL                     use the Supabase Data API instead (when port 5432 is blocked),
+  SUPABASE_SERVICE_ROLE_KEY        with the project's service role key
+
+LLM:
+  SUPAMEM_LLM_PROVIDER             offline (default: deterministic, no network) or openai
+  SUPAMEM_LLM_BASE_URL             any OpenAI-compatible /v1 URL (OpenAI, Ollama, vLLM, ...)
+  SUPAMEM_LLM_API_KEY              or OPENAI_API_KEY
+  SUPAMEM_LLM_MODEL                default gpt-4o-mini
+  SUPAMEM_LLM_TIMEOUT / _MAX_RETRIES
+"""
+
+
+# --- shared options -----------------------------------------------------------------------------
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("connection")
+    group.add_argument(
+        "--database-url",
+        metavar="URL",
+        help="Postgres URL (default: $DATABASE_URL, else the local stack)",
+    )
+    group.add_argument(
+        "--supabase-url",
+        metavar="URL",
+        help="use the Supabase Data API at this URL (default: $SUPABASE_URL); the key is read "
+        "from $SUPABASE_SERVICE_ROLE_KEY, never from the command line",
+    )
+    common.add_argument(
+        "--log-level",
+        default=None,
+        choices=["debug", "info", "warning", "error"],
+        help="JSON log lines on stderr at this level and above (default: info; warning for backfill)",
+    )
+    return common
+
+
+def _environment(args: argparse.Namespace) -> dict[str, str]:
+    env = dict(os.environ)
+    if args.database_url:
+        env["DATABASE_URL"] = args.database_url
+        env.pop("SUPABASE_URL", None)
+    if args.supabase_url:
+        env["SUPABASE_URL"] = args.supabase_url
+    return env
+
+
+def _kinds(value: str) -> list[str]:
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in KINDS]
+    if not kinds or unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown job kind(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(KINDS)}"
+        )
+    return kinds
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def _seconds(minimum: float) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum:g} seconds")
+        return number
+
+    return parse
+
+
+def _uuid(value: str) -> str:
+    try:
+        return str(UUID(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a UUID: {value!r}") from None
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> int:
+    print(f"supamem: error: {message}", file=sys.stderr)
+    return code
+
+
+@contextmanager
+def _connected(
+    args: argparse.Namespace, pool_size: int = 10, application_name: str = "supamem-jobs"
+) -> Iterator[Transport]:
+    transport = transport_from_env(_environment(args), pool_size=pool_size, application_name=application_name)
+    try:
+        yield transport
+    finally:
+        transport.close()
+
+
+@contextmanager
+def _signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGTERM and SIGINT call `handler` while the block runs (main thread only)."""
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on a terminal (stderr); silent when stderr is not a TTY."""
+
+    def __init__(self, total: int, label: str, stream: TextIO | None = None, width: int = 30) -> None:
+        self.total = max(total, 0)
+        self.label = label
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._started = time.monotonic()
+        self._draw()
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        self.total = max(self.total, self.done)  # the worker may also take others' jobs of a kind
+        self._draw()
+
+    def _draw(self) -> None:
+        if not self.enabled:
+            return
+        filled = self.width if not self.total else round(self.width * self.done / self.total)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.monotonic() - self._started
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# --- worker -------------------------------------------------------------------------------------
+
+WORKER_DESCRIPTION = """\
+Run the LLM jobs the database queues: claim up to --concurrency jobs at a time, call the LLM
+and write each result through its SQL function (which checks the job's lease, so a job is
+written once even when two workers raced for it).
+
+  --loop (default)  keep polling; stop with Ctrl-C or SIGTERM: no new claims, running jobs get
+                    --grace seconds to finish, the rest go back to the queue; exit code 0
+  --once            run every job that is due now, print a summary per kind and exit 0
+
+Job kinds: extract (long-term memories from a turn), summarize_conversation (every 4 turns),
+title (after the first turn), summarize_week, summarize_month (scheduled by pg_cron or
+`supamem backfill`) and compare_year (on request).
+
+Logs: one JSON object per line on stderr. Exit codes: 0 done or stopped, 1 database
+unreachable, 2 bad arguments or LLM configuration (jobs held are handed back first).
+"""
+
+
+def _add_worker(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "worker",
+        parents=[common],
+        help="run the queued LLM jobs (extraction, summaries, titles)",
+        description=WORKER_DESCRIPTION,
+        epilog=_CONNECTION_HELP
+        + "\nexamples:\n"
+        "  supamem worker --once\n"
+        "  supamem worker --kinds extract,title --concurrency 8 --lease 120\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--once", action="store_true", help="drain the jobs due now, then exit")
+    mode.add_argument("--loop", action="store_true", help="keep polling until stopped (the default)")
+    parser.add_argument(
+        "--kinds",
+        type=_kinds,
+        default=list(KINDS),
+        metavar="K1,K2",
+        help=f"comma-separated job kinds to run (default: all: {','.join(KINDS)})",
+    )
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="N", help="jobs run at once (default: 4)"
+    )
+    parser.add_argument(
+        "--lease",
+        type=_seconds(1),
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a claim holds a job; renewed every third of it while the job runs, and "
+        "after a crash the job is retried once it runs out (default: 300)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=_seconds(0),
+        default=20.0,
+        metavar="SECONDS",
+        help="on SIGTERM/Ctrl-C, how long running jobs may finish before they are handed back (default: 20)",
+    )
+    parser.add_argument("--name", metavar="NAME", help="worker name recorded on its jobs (default: host:pid:random)")
+    parser.add_argument(
+        "--max-jobs", type=_positive_int, metavar="N", help="claim at most N jobs in total, then finish and exit"
+    )
+    parser.add_argument(
+        "--poll-max",
+        type=_seconds(0.1),
+        default=30.0,
+        metavar="SECONDS",
+        help="--loop: longest pause between polls of an empty queue (it doubles from 0.5 s; default: 30)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+    parser.set_defaults(func=run_worker)
+
+
+def _print_summary(summary: Summary, as_json: bool, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout
+    if as_json:
+        stream.write(json.dumps(summary.as_dict()) + "\n")
+    else:
+        stream.write(summary.table() + "\n")
+    stream.flush()
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level or "info")
+    try:
+        llm = make_llm(_environment(args))
+    except ConfigurationError as exc:
+        return _fail(str(exc), EXIT_CONFIG)
+    name = args.name or default_worker_name()
+    try:
+        # The worker's name is its connections' application_name: pg_stat_activity shows who is who.
+        with _connected(args, args.concurrency + 2, f"supamem-worker {name}") as transport:
+            worker = Worker(
+                transport,
+                llm,
+                kinds=args.kinds,
+                concurrency=args.concurrency,
+                lease=args.lease,
+                worker_name=name,
+                grace=args.grace,
+                max_jobs=args.max_jobs,
+                idle_max=args.poll_max,
+            )
+            log.info(
+                f"LLM {describe_llm(llm)} via {transport.name}",
+                extra={"event": "worker_config", "worker": worker.name},
+            )
+            with _signals(worker.handle_signal):
+                summary = worker.run(once=args.once)
+    except SupamemError as exc:  # the database is down, or refused to hand out jobs
+        return _fail(f"{exc}" + (f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""))
+    except ValueError as exc:  # e.g. SUPABASE_URL without its key
+        return _fail(str(exc), EXIT_CONFIG)
+    finally:
+        llm.close()
+    _print_summary(summary, args.json)
+    if summary.fatal:
+        return _fail(summary.fatal, EXIT_CONFIG)
+    return EXIT_OK
+
+
+# --- backfill -----------------------------------------------------------------------------------
+
+BACKFILL_DESCRIPTION = """\
+Queue the summaries of one month of a profile: each week of the month (ISO weeks whose
+Thursday falls in it, in the profile's time zone) that has no weekly summary yet, then the
+month itself (memory.backfill_month). --regenerate queues every week and the month again even
+if they exist. Without --run the jobs wait for a worker; with --run this command runs them now
+(the weeks first, then the month) with a progress bar, and prints a summary.
+"""
+
+
+def _add_backfill(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "backfill",
+        parents=[common],
+        help="(re)generate the weekly and monthly summaries of a past month",
+        description=BACKFILL_DESCRIPTION,
+        epilog=_CONNECTION_HELP
+        + "\nexample:\n  supamem backfill --profile 6f1c2d3e-... --year 2026 --month 10 --run\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--profile", type=_uuid, required=True, metavar="UUID", help="the profile's id")
+    parser.add_argument("--year", type=int, required=True, help="e.g. 2026")
+    parser.add_argument("--month", type=int, required=True, choices=range(1, 13), metavar="1..12", help="1 to 12")
+    parser.add_argument("--regenerate", action="store_true", help="redo weeks and month that already exist")
+    parser.add_argument("--run", action="store_true", help="run the queued jobs now instead of leaving them to a worker")
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="N", help="--run: jobs run at once (default: 4)"
+    )
+    parser.add_argument(
+        "--lease", type=_seconds(1), default=300.0, metavar="SECONDS", help="--run: job lease (default: 300)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(func=run_backfill)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level or "warning")
+    env = _environment(args)
+    try:
+        llm = make_llm(env) if args.run else None
+    except ConfigurationError as exc:
+        return _fail(str(exc), EXIT_CONFIG)
+    try:
+        with _connected(args, pool_size=args.concurrency + 2) as transport:
+            queued = transport.rpc(
+                "backfill_month",
+                {
+                    "p_profile_id": args.profile,
+                    "p_year": args.year,
+                    "p_month": args.month,
+                    "p_regenerate": args.regenerate,
+                },
+            )
+            if not args.json:
+                print(f"queued {queued} job(s) for {args.year}-{args.month:02d} of profile {args.profile}")
+            if not args.run:
+                if args.json:
+                    print(json.dumps({"queued": queued}))
+                return EXIT_OK
+            summary = _drain_backfill(transport, llm, args, int(queued or 0))
+    except SupamemError as exc:
+        return _fail(f"{exc}" + (f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""))
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_CONFIG)
+    finally:
+        if llm is not None:
+            llm.close()
+    if args.json:
+        print(json.dumps({"queued": queued, **summary.as_dict()}))
+    else:
+        print(summary.table())
+        deferred = summary.total("deferred")
+        if deferred:
+            print("the month waits for weeks still being summarised elsewhere; a worker will finish it")
+    if summary.fatal:
+        return _fail(summary.fatal, EXIT_CONFIG)
+    return EXIT_OK
+
+
+def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, queued: int) -> Summary:
+    """Run the weekly jobs, then the monthly one, as two `--once` workers; one summary."""
+    total = Summary()
+    progress = Progress(queued, f"{args.year}-{args.month:02d}")
+    stopped = False
+
+    def advance(_job: ClaimedJob, _outcome: str) -> None:
+        progress.advance()
+
+    try:
+        for kinds in (["summarize_week"], ["summarize_month"]):
+            if stopped:
+                break
+            worker = Worker(
+                transport,
+                llm,
+                kinds=kinds,
+                concurrency=args.concurrency,
+                lease=args.lease,
+                on_finish=advance,
+                # A month that finds its weeks still running elsewhere is retried by a worker.
+                defer_delay=30.0,
+            )
+            with _signals(worker.handle_signal):
+                summary = worker.run(once=True)
+            total.counts.update(summary.counts)
+            total.tokens += summary.tokens
+            total.fatal = total.fatal or summary.fatal
+            stopped = summary.stopped_by_signal or bool(summary.fatal)
+            total.stopped_by_signal = total.stopped_by_signal or summary.stopped_by_signal
+    finally:
+        progress.close()
+    total.finished = time.monotonic()
+    return total
+
+
+# --- jobs (stats) -------------------------------------------------------------------------------
+
+_STATS_COLUMNS: Sequence[tuple[str, str]] = (
+    ("kind", "kind"),
+    ("queued", "queued"),
+    ("running", "running"),
+    ("dead", "dead"),
+    ("done_last_hour", "done/h"),
+    ("retries_last_hour", "retries/h"),
+    ("oldest_queued_age", "oldest queued"),
+    ("p50_latency", "p50"),
+    ("p95_latency", "p95"),
+    ("tokens_last_hour", "tokens/h"),
+)
+
+
+def _short_interval(value: Any) -> str:
+    """Postgres interval text ("1 day 02:03:04.5", "00:00:01.234") as "1d 02:03:04" / "1.2s"."""
+    if value is None:
+        return "-"
+    text = str(value)
+    days = ""
+    if " day" in text:
+        head, _, text = text.partition(" day")
+        days = f"{head}d "
+        text = text.lstrip("s").strip() or "00:00:00"
+    parts = text.split(":")
+    if len(parts) != 3:
+        return str(value)
+    hours, minutes, seconds = int(parts[0]), int(parts[1]), float(parts[2])
+    if not days and hours == 0 and minutes == 0:
+        return f"{seconds:.1f}s"
+    return f"{days}{hours:02d}:{minutes:02d}:{int(seconds):02d}"
+
+
+def format_stats(rows: Sequence[Mapping[str, Any]]) -> str:
+    """memory.job_stats() as an aligned text table."""
+    if not rows:
+        return "no jobs"
+    header = [title for _, title in _STATS_COLUMNS]
+    table = []
+    for row in rows:
+        cells = []
+        for key, _ in _STATS_COLUMNS:
+            value = row.get(key)
+            if key in ("oldest_queued_age", "p50_latency", "p95_latency"):
+                cells.append(_short_interval(value))
+            else:
+                cells.append("-" if value is None else str(value))
+        table.append(cells)
+    widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        for r in [header, *table]
+    ]
+    return "\n".join(lines)
+
+
+def _add_jobs(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "jobs",
+        parents=[common],
+        help="show the job queue: depth, age, failures, latency and tokens by kind",
+        description="Show memory.job_stats(): per job kind, jobs queued, running and dead "
+        "(dead-lettered after their last attempt), jobs done and retried in the last hour, the "
+        "age of the oldest queued job, the median and 95th percentile time from queued to done, "
+        "and the LLM tokens used in the last hour.",
+        epilog=_CONNECTION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.set_defaults(func=run_stats)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    configure_logging(args.log_level or "warning")
+    try:
+        with _connected(args, pool_size=1) as transport:
+            rows = transport.rpc("job_stats") or []
+    except SupamemError as exc:
+        return _fail(str(exc))
+    except ValueError as exc:
+        return _fail(str(exc), EXIT_CONFIG)
+    print(json.dumps(rows) if args.json else format_stats(rows))
+    return EXIT_OK
+
+
+# --- registration -------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add `worker`, `backfill` and `jobs` to the `supamem` command (supamem/cli.py)."""
+    common = _common()
+    _add_worker(subparsers, common)
+    _add_backfill(subparsers, common)
+    _add_jobs(subparsers, common)
+
+
+__all__ = ["Progress", "format_stats", "register", "run_backfill", "run_stats", "run_worker"]

@@ -1,0 +1,571 @@
+"""The job runner: claim from the queue, run on a thread pool, keep leases alive, stop cleanly.
+
+    worker = Worker(transport, llm, kinds=["extract"], concurrency=4, lease=300, worker_name="w1")
+    summary = worker.run(once=True)      # drain what is claimable now, then return
+    summary = worker.run(once=False)     # poll until request_stop() (SIGTERM / SIGINT)
+
+What the database guarantees and the worker relies on (migration 20261122001200_job_queue.sql):
+`memory.claim_jobs` hands each queued job to one worker (`for update skip locked`) with a lease;
+every result RPC checks that lease in the same transaction as its write, so a job whose lease ran
+out (a worker paused or killed) is written by at most one worker. The worker's part:
+
+- a heartbeat extends the lease of each running job every lease/3 seconds;
+- a failure goes back with `memory.fail_job` (exponential backoff in SQL, or the provider's
+  Retry-After), which dead-letters the job after max_attempts;
+- a lost lease (SQLSTATE 55000) means another worker owns the job now: log it, drop the result;
+- on stop, no new claims; running jobs get `grace` seconds to finish, then whatever is left is
+  handed back with `memory.release_job` (the attempt does not count) and `run()` returns.
+
+Job threads are daemon threads: a job still stuck in an LLM call after the grace period cannot
+keep the process alive, and its late result is refused by the lease check.
+
+Logs are one JSON object per line (`JsonFormatter`): ts, level, event, job_id, kind, worker,
+attempt, duration_ms, tokens, and error / outcome where they apply.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from supamem.errors import DatabaseUnavailableError, SupamemError
+
+from .handlers import KINDS, ClaimedJob, ConfigurationError, JobFailed, run_job
+from .transport import LeaseLostError, RateLimitedError, Transport
+
+log = logging.getLogger("supamem.jobs")
+
+#: What can happen to a claimed job, in the order the summary prints them.
+OUTCOMES = ("done", "skipped", "deferred", "failed", "dead", "lost", "released", "error")
+
+
+# --- logging ----------------------------------------------------------------------------------
+
+_LOG_FIELDS = (
+    "event", "job_id", "kind", "worker", "attempt", "duration_ms", "tokens", "outcome", "status",
+    "retry_after", "claimed", "error",
+)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, event, message and the job fields that are set."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+        }
+        for name in _LOG_FIELDS:
+            value = getattr(record, name, None)
+            if value is not None:
+                entry[name] = value
+        entry.setdefault("event", record.name)
+        entry["message"] = record.getMessage()
+        if record.exc_info and record.levelno >= logging.ERROR:
+            entry["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def configure_logging(level: str | int = "INFO", stream: TextIO | None = None) -> None:
+    """JSON lines on stderr for the `supamem` loggers (idempotent)."""
+    root = logging.getLogger("supamem")
+    for handler in list(root.handlers):
+        if getattr(handler, "_supamem_json", False):
+            root.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler._supamem_json = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level if isinstance(level, int) else level.upper())
+    root.propagate = False
+
+
+def default_worker_name() -> str:
+    """host:pid:random, unique per process, readable in job rows and logs."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Summary:
+    """What a run did, per kind and outcome."""
+
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    tokens: int = 0
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    stopped_by_signal: bool = False
+    fatal: str | None = None
+
+    def add(self, kind: str, outcome: str, tokens: int | None = None) -> None:
+        self.counts[(kind, outcome)] += 1
+        self.tokens += tokens or 0
+
+    def total(self, outcome: str | None = None) -> int:
+        return sum(n for (_, o), n in self.counts.items() if outcome is None or o == outcome)
+
+    def by_kind(self) -> dict[str, Counter[str]]:
+        result: dict[str, Counter[str]] = {}
+        for (kind, outcome), n in sorted(self.counts.items()):
+            result.setdefault(kind, Counter())[outcome] += n
+        return result
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kinds": {kind: dict(c) for kind, c in self.by_kind().items()},
+            "tokens": self.tokens,
+            "seconds": round((self.finished or time.monotonic()) - self.started, 3),
+            "stopped_by_signal": self.stopped_by_signal,
+            "fatal": self.fatal,
+        }
+
+    def table(self) -> str:
+        """A plain text table: one row per kind, one column per outcome that occurred."""
+        by_kind = self.by_kind()
+        columns = [o for o in OUTCOMES if any(c[o] for c in by_kind.values())] or ["done"]
+        header = ["kind", *columns]
+        rows = [[kind, *(str(c[o]) for o in columns)] for kind, c in by_kind.items()]
+        rows.append(["total", *(str(self.total(o)) for o in columns)])
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+        def line(cells: Sequence[str]) -> str:
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+        seconds = (self.finished or time.monotonic()) - self.started
+        out = [line(header), *(line(r) for r in rows)]
+        out.append(f"{self.total()} jobs in {seconds:.1f}s, {self.tokens} tokens")
+        return "\n".join(out)
+
+
+# --- worker -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Running:
+    job: ClaimedJob
+    started: float
+    next_extend: float
+    abandoned: bool = False  # released after the grace period; its thread may still be running
+    lost: bool = False  # the heartbeat found the lease gone
+
+
+class Worker:
+    """Claims jobs of `kinds` and runs them, `concurrency` at a time.
+
+    Args:
+        transport: how to reach the database (`jobs.transport`).
+        llm: the LLM client handed to the handlers (`jobs.llm.LLMClient`).
+        kinds: job kinds to claim (default: all).
+        concurrency: jobs running at once (threads), and the most claimed in one call.
+        lease: seconds a claim (and each heartbeat extension) is valid.
+        worker_name: recorded on the jobs this worker holds; unique per process.
+        grace: seconds running jobs get to finish after a stop request.
+        max_jobs: stop claiming after this many claims (None: no limit).
+        idle_min / idle_max: polling delay when the queue is empty (loop mode), doubling.
+        defer_delay: seconds a monthly summary waits when its weeks are still being made.
+        on_finish: called with (job, outcome) after each job, from the job's thread.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        llm: Any,
+        kinds: Iterable[str] = KINDS,
+        concurrency: int = 4,
+        lease: float = 300.0,
+        worker_name: str | None = None,
+        *,
+        grace: float = 20.0,
+        max_jobs: int | None = None,
+        idle_min: float = 0.5,
+        idle_max: float = 30.0,
+        defer_delay: float = 30.0,
+        on_finish: Callable[[ClaimedJob, str], None] | None = None,
+    ) -> None:
+        kinds = tuple(dict.fromkeys(kinds))
+        unknown = sorted(set(kinds) - set(KINDS))
+        if not kinds or unknown:
+            raise ValueError(f"unknown job kinds {unknown}; known: {', '.join(KINDS)}")
+        if not 1 <= concurrency <= 100:
+            raise ValueError("concurrency must be 1..100")
+        if lease < 1:
+            raise ValueError("lease must be at least 1 second")
+        if max_jobs is not None and max_jobs < 1:
+            raise ValueError("max_jobs must be at least 1")
+        self.transport = transport
+        self.llm = llm
+        self.kinds = kinds
+        self.concurrency = concurrency
+        self.lease = float(lease)
+        self.name = worker_name or default_worker_name()
+        self.grace = grace
+        self.max_jobs = max_jobs
+        self.idle_min = idle_min
+        self.idle_max = idle_max
+        self.defer_delay = defer_delay
+        self.on_finish = on_finish
+
+        self._cond = threading.Condition()  # an RLock: safe to take from a signal handler
+        self._running: dict[int, _Running] = {}
+        self._queue: queue.SimpleQueue[_Running | None] = queue.SimpleQueue()
+        self._stop = False
+        self._stop_now = False
+        self._summary = Summary()
+        self._threads: list[threading.Thread] = []
+
+    # -- control ---------------------------------------------------------------------------
+
+    def request_stop(self, *, now: bool = False, reason: str = "stop requested") -> None:
+        """Stop claiming; with `now`, skip the grace period. Safe from a signal handler."""
+        with self._cond:
+            first = not self._stop
+            self._stop = True
+            self._stop_now = self._stop_now or now
+            self._cond.notify_all()
+        if first:
+            log.info(reason, extra={"event": "stopping", "worker": self.name})
+
+    def handle_signal(self, signum: int, _frame: Any = None) -> None:
+        """SIGTERM / SIGINT: the first stops claiming (grace period), a second skips the grace."""
+        with self._cond:
+            again = self._stop
+            self._summary.stopped_by_signal = True
+        self.request_stop(now=again, reason=f"signal {signum}: stop claiming, finish running jobs")
+
+    @property
+    def running_jobs(self) -> list[int]:
+        with self._cond:
+            return sorted(self._running)
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def run(self, *, once: bool) -> Summary:
+        """Claim and run jobs until the queue is drained (`once`) or a stop is requested."""
+        summary = self._summary
+        log.info(
+            "worker started",
+            extra={"event": "worker_started", "worker": self.name, "kind": ",".join(self.kinds)},
+        )
+        self._threads = [
+            threading.Thread(target=self._job_thread, name=f"job-{i}", daemon=True)
+            for i in range(self.concurrency)
+        ]
+        heartbeat = threading.Thread(target=self._heartbeat_thread, name="heartbeat", daemon=True)
+        for thread in [*self._threads, heartbeat]:
+            thread.start()
+        try:
+            try:
+                self._claim_loop(once)
+            except BaseException:
+                # Claiming failed for good (once mode): hand back what is held, then report it.
+                self.request_stop(now=True, reason="claiming failed: releasing held jobs")
+                raise
+            finally:
+                self._wind_down()
+        finally:
+            with self._cond:
+                self._stop = True
+                self._cond.notify_all()
+            for _ in self._threads:
+                self._queue.put(None)
+            summary.finished = time.monotonic()
+        log.info(
+            "worker stopped",
+            extra={"event": "worker_stopped", "worker": self.name, "tokens": summary.tokens},
+        )
+        return summary
+
+    def _claim_loop(self, once: bool) -> None:
+        claimed_total = 0
+        claiming = True
+        idle = self.idle_min
+        while True:
+            with self._cond:
+                if self._stop:
+                    return
+                free = self.concurrency - len(self._running)
+            if self.max_jobs is not None:
+                free = min(free, self.max_jobs - claimed_total)
+            claimed: list[ClaimedJob] = []
+            if claiming and free > 0:
+                try:
+                    claimed = self._claim(free)
+                except SupamemError as exc:
+                    # Down, or a transient error (a serialization failure, a 5xx from the API):
+                    # a long-running worker backs off and tries again; a --once run reports it.
+                    log.warning(
+                        f"claiming failed: {exc}",
+                        extra={"event": "claim_failed", "worker": self.name, "error": str(exc)},
+                    )
+                    if once:
+                        raise
+                    self._wait(idle)
+                    idle = min(idle * 2, self.idle_max)
+                    continue
+                claimed_total += len(claimed)
+                if once and len(claimed) < free:
+                    claiming = False  # drained: what was claimable at this moment is taken
+                if self.max_jobs is not None and claimed_total >= self.max_jobs:
+                    claiming = False
+                if claimed:
+                    idle = self.idle_min
+            with self._cond:
+                busy = bool(self._running)
+                if not claiming and not busy:
+                    return
+                if self._stop:
+                    return
+                if claimed and len(self._running) < self.concurrency:
+                    continue  # more may be waiting: claim again right away
+                if not claiming or len(self._running) >= self.concurrency:
+                    self._cond.wait(timeout=1.0)  # until a job finishes or a stop
+                    continue
+            # Loop mode, nothing to claim: poll again later, sooner if a job finishes.
+            self._wait(idle)
+            idle = min(idle * 2, self.idle_max)
+
+    def _wait(self, seconds: float) -> None:
+        with self._cond:
+            if not self._stop:
+                self._cond.wait(timeout=seconds)
+
+    def _claim(self, limit: int) -> list[ClaimedJob]:
+        rows = self.transport.rpc(
+            "claim_jobs",
+            {
+                "p_kinds": list(self.kinds),
+                "p_worker": self.name,
+                "p_limit": limit,
+                "p_lease": f"{self.lease} seconds",
+            },
+        ) or []
+        jobs = [ClaimedJob.from_row(row) for row in rows]
+        if jobs:
+            now = time.monotonic()
+            with self._cond:
+                for job in jobs:
+                    self._running[job.id] = _Running(job, now, now + self.lease / 3)
+            for job in jobs:
+                log.info(
+                    "job claimed",
+                    extra={
+                        "event": "job_claimed", "job_id": job.id, "kind": job.kind, "worker": self.name,
+                        "attempt": job.attempts,
+                    },
+                )
+                self._queue.put(self._running[job.id])
+        return jobs
+
+    def _wind_down(self) -> None:
+        """After the claim loop: wait for running jobs (bounded by `grace` after a stop), then
+        hand back what is left."""
+        with self._cond:
+            if not self._stop:
+                # Drained (once / max_jobs): let every running job finish.
+                while self._running and not self._stop:
+                    self._cond.wait(timeout=1.0)
+            if self._stop and self._running and not self._stop_now:
+                deadline = time.monotonic() + self.grace
+                while self._running and not self._stop_now:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._cond.wait(timeout=remaining)
+            leftovers = [r for r in self._running.values() if not r.abandoned]
+            for running in leftovers:
+                running.abandoned = True
+        for running in leftovers:
+            if self._release(running):
+                with self._cond:
+                    self._summary.add(running.job.kind, "released")
+
+    def _release(self, running: _Running) -> bool:
+        """Hand a held job back to the queue (`memory.release_job`); True when it was."""
+        job = running.job
+        extra = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        try:
+            self.transport.rpc("release_job", {"p_job_id": job.id, "p_worker": self.name})
+        except LeaseLostError as exc:
+            # It finished (or lost its lease) between the grace deadline and now.
+            log.info("job no longer held", extra={**extra, "event": "release_skipped", "error": str(exc)})
+            return False
+        except SupamemError as exc:
+            log.error(
+                "could not release job; its lease will expire",
+                extra={**extra, "event": "release_failed", "error": str(exc)},
+            )
+            return False
+        log.info(
+            "job released", extra={**extra, "event": "job_released", "duration_ms": _ms(running.started)}
+        )
+        return True
+
+    # -- threads -----------------------------------------------------------------------------
+
+    def _job_thread(self) -> None:
+        while True:
+            running = self._queue.get()
+            if running is None:
+                return
+            try:
+                outcome, tokens = self._execute(running)
+            except BaseException:  # noqa: BLE001 - a job thread never dies silently
+                log.exception("job thread failed", extra={"event": "job_crashed", "job_id": running.job.id})
+                outcome, tokens = "error", None
+            with self._cond:
+                self._running.pop(running.job.id, None)
+                if not running.abandoned:
+                    self._summary.add(running.job.kind, outcome, tokens)
+                self._cond.notify_all()
+            if self.on_finish is not None:
+                try:
+                    self.on_finish(running.job, outcome)
+                except Exception:  # noqa: BLE001
+                    log.exception("on_finish callback failed", extra={"event": "callback_failed"})
+
+    def _execute(self, running: _Running) -> tuple[str, int | None]:
+        job = running.job
+        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        try:
+            result = run_job(
+                job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay
+            )
+        except LeaseLostError as exc:
+            level = logging.INFO if running.abandoned else logging.WARNING
+            log.log(
+                level,
+                "lease lost: another worker owns the job now; result dropped",
+                extra={**extra, "event": "lease_lost", "duration_ms": _ms(running.started), "error": str(exc)},
+            )
+            return "lost", None
+        except ConfigurationError as exc:
+            log.error(
+                f"configuration error, stopping: {exc}",
+                extra={**extra, "event": "configuration_error", "error": str(exc)},
+            )
+            with self._cond:
+                self._summary.fatal = str(exc)
+                running.abandoned = True  # this thread hands it back, not _wind_down
+            self.request_stop(now=True, reason="configuration error: releasing held jobs")
+            released = self._release(running)
+            with self._cond:
+                self._summary.add(job.kind, "released" if released else "error")
+            return "released" if released else "error", None
+        except DatabaseUnavailableError as exc:
+            log.error(
+                "database unavailable; the lease will expire and the reaper requeues the job",
+                extra={**extra, "event": "job_error", "duration_ms": _ms(running.started), "error": str(exc)},
+            )
+            return "error", None
+        except JobFailed as exc:
+            return self._fail(running, str(exc), exc.retry_after), None
+        except RateLimitedError as exc:
+            # The database's own limit (extractions per user per minute): try after a minute.
+            return self._fail(running, f"RateLimitedError [{exc.sqlstate}]: {exc}", 60.0), None
+        except SupamemError as exc:
+            # The database refused the output (a validation error from a finish_* RPC).
+            return self._fail(running, f"{type(exc).__name__} [{exc.sqlstate}]: {exc}", None), None
+        except Exception as exc:  # noqa: BLE001 - a bug in a handler must not stop the worker
+            log.exception("handler crashed", extra={**extra, "event": "job_crashed", "error": repr(exc)})
+            return self._fail(running, f"{type(exc).__name__}: {exc}", None), None
+        log.info(
+            f"job {result.outcome}",
+            extra={
+                **extra, "event": f"job_{result.outcome}", "outcome": result.outcome,
+                "duration_ms": _ms(running.started), "tokens": result.tokens,
+            },
+        )
+        return result.outcome, result.tokens
+
+    def _fail(self, running: _Running, error: str, retry_after: float | None) -> str:
+        job = running.job
+        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        params: dict[str, Any] = {"p_job_id": job.id, "p_worker": self.name, "p_error": error}
+        if retry_after is not None:
+            params["p_retry_after"] = f"{max(0.0, retry_after)} seconds"
+        try:
+            status = self.transport.rpc("fail_job", params)
+        except LeaseLostError as exc:
+            log.warning(
+                "job failed after its lease was lost; nothing recorded",
+                extra={**extra, "event": "lease_lost", "error": f"{error}; {exc}"},
+            )
+            return "lost"
+        except SupamemError as exc:
+            log.error(
+                "could not record the failure; the lease will expire",
+                extra={**extra, "event": "fail_failed", "error": f"{error}; {exc}"},
+            )
+            return "error"
+        outcome = "dead" if status == "dead" else "failed"
+        log.log(
+            logging.ERROR if outcome == "dead" else logging.WARNING,
+            "job dead-lettered" if outcome == "dead" else "job failed; it will be retried",
+            extra={
+                **extra, "event": f"job_{outcome}", "status": status, "retry_after": retry_after,
+                "duration_ms": _ms(running.started), "error": error,
+            },
+        )
+        return outcome
+
+    def _heartbeat_thread(self) -> None:
+        """Extends each running job's lease every lease/3 seconds."""
+        interval = self.lease / 3
+        while True:
+            with self._cond:
+                if self._stop and not self._running:
+                    return
+                now = time.monotonic()
+                due = [r for r in self._running.values() if r.next_extend <= now and not r.lost and not r.abandoned]
+            for running in due:
+                self._extend(running, interval)
+            with self._cond:
+                upcoming = [r.next_extend for r in self._running.values() if not r.lost and not r.abandoned]
+                wait = min([*(t - time.monotonic() for t in upcoming), 1.0])
+                if wait > 0:
+                    self._cond.wait(timeout=wait)
+
+    def _extend(self, running: _Running, interval: float) -> None:
+        job = running.job
+        extra = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        try:
+            self.transport.rpc(
+                "extend_lease", {"p_job_id": job.id, "p_worker": self.name, "p_lease": f"{self.lease} seconds"}
+            )
+        except LeaseLostError as exc:
+            with self._cond:
+                if job.id not in self._running:
+                    return  # it finished while we were extending
+                running.lost = True
+            log.warning(
+                "lease lost while running", extra={**extra, "event": "lease_lost", "error": str(exc)}
+            )
+            return
+        except Exception as exc:  # noqa: BLE001 - the heartbeat thread must survive anything
+            # Try again soon; the lease still has two thirds of its time left.
+            running.next_extend = time.monotonic() + min(interval, 1.0)
+            log.warning("could not extend lease", extra={**extra, "event": "heartbeat_failed", "error": str(exc)})
+            return
+        running.next_extend = time.monotonic() + interval
+        log.debug("lease extended", extra={**extra, "event": "lease_extended"})
+
+
+def _ms(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)
+
+
+__all__ = ["OUTCOMES", "JsonFormatter", "Summary", "Worker", "configure_logging", "default_worker_name"]

@@ -1,0 +1,894 @@
+"""The job runner end to end: real database, real `supamem worker` processes, real HTTP.
+
+The queue is shared with every other test of the suite (their triggers queue titles, summaries
+and extractions for their own users), and `memory.claim_jobs` filters by kind only. So these
+tests never drain the whole queue: they move their own users' jobs to the front of the queue
+(`run_after` = 1970, as postgres) and give each worker `--max-jobs` equal to the number of their
+own jobs, so the workers claim exactly those. Each test deletes its users' jobs and erases its
+users at the end (`JobKit`), and asserts only about its own users. An advisory lock keeps two
+copies of these tests (two engineers, two CI jobs on one database) from taking each other's jobs.
+
+No sleeps: every wait polls a condition with a deadline (`wait_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)  # polling interval, not a timing assumption
+
+
+class JobKit:
+    """Users, conversations and jobs of one test, created and cleaned up as postgres."""
+
+    def __init__(self, database_url: str, label: str) -> None:
+        self.database_url = database_url
+        self.label = label
+        self.conn = psycopg.connect(database_url, autocommit=True, row_factory=dict_row)
+        self.users: list[uuid.UUID] = []
+
+    # -- data --
+
+    def user(self, timezone: str = "UTC") -> tuple[uuid.UUID, uuid.UUID]:
+        """A user with a primary profile in `timezone`: (user id, profile id)."""
+        external_id = f"jobs-{self.label}-{uuid.uuid4().hex[:12]}"
+        user_id = self.value("select memory.user_id_for(%s)", [external_id])
+        self.users.append(user_id)
+        profile_id = self.value(
+            "insert into memory.profiles (user_id, is_primary, timezone) values (%s, true, %s) returning id",
+            [user_id, timezone],
+        )
+        return user_id, profile_id
+
+    def conversation(
+        self, user_id: uuid.UUID, profile_id: uuid.UUID, turns: list[tuple[str, str]], title: str | None = None
+    ) -> uuid.UUID:
+        conversation_id = self.value(
+            "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s, p_remember => true,"
+            " p_title => %s)).id",
+            [user_id, profile_id, title],
+        )
+        for question, answer in turns:
+            self.conn.execute("select * from memory.add_turn(%s, %s, %s)", [conversation_id, question, answer])
+        return conversation_id
+
+    def value(self, query: str, params: Any = None) -> Any:
+        row = self.conn.execute(query, params).fetchone()
+        assert row is not None
+        return next(iter(row.values()))
+
+    def rows(self, query: str, params: Any = None) -> list[dict[str, Any]]:
+        return self.conn.execute(query, params).fetchall()
+
+    # -- jobs --
+
+    def jobs(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return self.rows(
+            "select * from memory_private.jobs where user_id = any(%s) and (%s::text is null or kind = %s)"
+            " order by id",
+            [self.users, kind, kind],
+        )
+
+    def job(self, job_id: int) -> dict[str, Any]:
+        rows = self.rows("select *, now() as db_now from memory_private.jobs where id = %s", [job_id])
+        assert rows, f"job {job_id} is gone"
+        return rows[0]
+
+    def to_front(self) -> int:
+        """Move this test's queued jobs ahead of everyone else's; returns how many are queued."""
+        self.conn.execute(
+            "update memory_private.jobs set run_after = '1970-01-01 00:00:00+00' where user_id = any(%s) and status = 'queued'",
+            [self.users],
+        )
+        return self.value(
+            "select count(*) from memory_private.jobs where user_id = any(%s) and status = 'queued'", [self.users]
+        )
+
+    def cleanup(self) -> None:
+        self.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [self.users])
+        for user_id in self.users:
+            self.conn.execute("select memory.erase_user(%s)", [user_id])
+        self.conn.close()
+
+
+#: Held (a session advisory lock) by every test that puts jobs at the front of the queue: two
+#: copies of these tests running at once against one database (two engineers, two CI jobs)
+#: would otherwise claim each other's jobs.
+QUEUE_LOCK = "supamem-tests:front-of-the-job-queue"
+
+
+@pytest.fixture
+def queue_lock(database_url: str) -> Iterator[None]:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("set lock_timeout = '300s'")
+        conn.execute("select pg_advisory_lock(hashtext(%s))", [QUEUE_LOCK])
+        try:
+            yield
+        finally:
+            conn.execute("select pg_advisory_unlock(hashtext(%s))", [QUEUE_LOCK])
+
+
+@pytest.fixture
+def kit(database_url: str, request: pytest.FixtureRequest, queue_lock: None) -> Iterator[JobKit]:
+    job_kit = JobKit(database_url, request.node.name[:24].replace("[", "-").replace("]", ""))
+    try:
+        yield job_kit
+    finally:
+        job_kit.cleanup()
+
+
+def worker_env(database_url: str, **llm: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUPABASE_", "SUPAMEM_LLM_", "OPENAI_"))}
+    env["DATABASE_URL"] = database_url
+    env["SUPAMEM_LLM_PROVIDER"] = "offline"
+    env.update({f"SUPAMEM_LLM_{k.upper()}": v for k, v in llm.items()})
+    return env
+
+
+class WorkerProcess:
+    """`python -m supamem.cli worker ...` with its output in files (a full pipe would block it)."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str], *args: str, name: str | None = None) -> None:
+        self.name = name or f"test-worker-{uuid.uuid4().hex[:8]}"
+        self.stdout_path = tmp_path / f"{self.name}.out"
+        self.stderr_path = tmp_path / f"{self.name}.err"
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "supamem.cli", "worker", "--name", self.name, *args],
+                cwd=ROOT, env=env, stdout=out, stderr=err,
+            )
+
+    def wait(self, timeout: float = 60.0) -> int:
+        return self.process.wait(timeout=timeout)
+
+    def signal(self, signum: int) -> None:
+        self.process.send_signal(signum)
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_path.read_text()
+
+    @property
+    def logs(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stderr_path.read_text().splitlines() if line.strip()]
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        return [entry for entry in self.logs if entry.get("event") == event]
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for process in started:
+        process.kill()
+
+
+def run_worker(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 60.0) -> WorkerProcess:
+    worker = WorkerProcess(tmp_path, env, *args)
+    code = worker.wait(timeout)
+    assert code == 0, f"worker exited {code}:\n{worker.stdout}\n{worker.stderr_path.read_text()[-3000:]}"
+    return worker
+
+
+# --- a loopback OpenAI-compatible server ---------------------------------------------------------
+
+EXTRACTION_ANSWER = {
+    "operations": [
+        {"op": "add", "content": "Flies kites on windy days", "type": "preference", "confidence": 0.9,
+         "category": "hobbies", "context": []}
+    ]
+}
+ANSWERS = {
+    "extract": EXTRACTION_ANSWER,
+    "title": {"title": "Kites on windy days"},
+    "summarize_conversation": {"summary": "The user talked about kites."},
+}
+
+
+class FakeLLM:
+    """`POST /v1/chat/completions` on loopback. `gate`: requests wait until it is set (a slow
+    model); `status`: answer with this HTTP status instead (500, 429 with `retry_after`).
+
+    Not tests/llm_server.py's scripted server: that one is slow for a fixed `delay`, and these
+    tests need a model that is slow until the test says otherwise (no timing assumptions), and
+    answers by job kind whatever order the requests come in."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.gate.set()
+        self.status = 200
+        self.retry_after: str | None = None
+        self.received = 0
+        self.answered = 0
+        self._lock = threading.Lock()
+        llm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                with llm._lock:
+                    llm.received += 1
+                llm.gate.wait(timeout=120)
+                name = body["response_format"]["json_schema"]["name"]  # supamem_<kind>_v1
+                kind = name.removeprefix("supamem_").rsplit("_", 1)[0]
+                if llm.status != 200:
+                    payload: dict[str, Any] = {"error": {"message": f"injected {llm.status}"}}
+                    status = llm.status
+                else:
+                    status = 200
+                    payload = {
+                        "id": "chatcmpl-test", "object": "chat.completion", "model": "fake-model",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": json.dumps(ANSWERS[kind])}}],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                    }
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    if llm.retry_after is not None:
+                        self.send_header("Retry-After", llm.retry_after)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    pass  # the worker that asked was killed
+                with llm._lock:
+                    llm.answered += 1
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def close(self) -> None:
+        self.gate.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+def openai_env(database_url: str, llm: FakeLLM, **extra: str) -> dict[str, str]:
+    return worker_env(
+        database_url, provider="openai", base_url=llm.base_url, api_key="test-key", model="fake-model",
+        max_retries="0", timeout="60", **extra,
+    )
+
+
+FOUR_TURNS = [
+    ("I live in Berlin and I want to run a marathon.", "That's a great goal."),
+    ("My sister is called Ana.", "Nice!"),
+    ("I love green tea.", "Noted."),
+    ("I decided to learn Portuguese.", "Boa sorte!"),
+]
+
+
+# --- once: a conversation's jobs ---------------------------------------------------------------
+
+
+def test_once_turns_a_conversation_into_memories_a_summary_and_a_title(
+    kit: JobKit, database_url: str, tmp_path: Path
+) -> None:
+    user_id, profile_id = kit.user()
+    conversation_id = kit.conversation(user_id, profile_id, FOUR_TURNS)
+    assert Counter(j["kind"] for j in kit.jobs()) == {"extract": 4, "summarize_conversation": 1, "title": 1}
+
+    queued = kit.to_front()
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(queued), "--concurrency", "3")
+
+    jobs = kit.jobs()
+    assert [(j["status"], j["attempts"]) for j in jobs] == [("done", 1)] * 6
+    assert all(j["usage"]["total_tokens"] > 0 and j["usage"]["provider"] == "offline" for j in jobs)
+    memories = kit.rows("select content, type, source_message_id from memory.memories where user_id = %s", [user_id])
+    assert {(m["content"], m["type"]) for m in memories} >= {("Sister is called Ana", "relationship")}
+    assert len(kit.rows("select 1 from memory.memory_extractions where user_id = %s", [user_id])) == 4
+    summaries = kit.rows(
+        "select from_turn, to_turn, summary, profile_id from memory.conversation_summaries where conversation_id = %s",
+        [conversation_id],
+    )
+    assert [(s["from_turn"], s["to_turn"], s["profile_id"]) for s in summaries] == [(1, 4, profile_id)]
+    assert kit.value("select title from memory.conversations where id = %s", [conversation_id])
+
+    # The summary on stdout, and one JSON object per log line with the job fields.
+    assert "extract" in worker.stdout and "6 jobs" in worker.stdout
+    done = worker.events("job_done")
+    assert sorted(e["job_id"] for e in done) == [j["id"] for j in jobs]
+    for entry in done:
+        assert {"ts", "level", "event", "job_id", "kind", "worker", "attempt", "duration_ms", "tokens"} <= set(entry)
+        assert entry["worker"] == worker.name and entry["attempt"] == 1 and entry["tokens"] > 0
+
+
+def test_help_explains_every_subcommand() -> None:
+    for command in ([], ["worker"], ["backfill"], ["jobs"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "supamem.cli", *command, "--help"], cwd=ROOT, capture_output=True, text=True,
+            timeout=30,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "usage: supamem" in result.stdout
+    worker_help = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "worker", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=30
+    ).stdout
+    for option in ("--once", "--loop", "--kinds", "--concurrency", "--lease", "--grace", "DATABASE_URL", "SUPABASE_URL"):
+        assert option in worker_help
+
+
+def test_jobs_command_prints_the_queue(kit: JobKit, database_url: str) -> None:
+    user_id, profile_id = kit.user()
+    kit.conversation(user_id, profile_id, FOUR_TURNS[:1])
+    env = worker_env(database_url)
+    table = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "jobs"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=30
+    )
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0].split()[:4] == ["kind", "queued", "running", "dead"]
+    as_json = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "jobs", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=30,
+    )
+    rows = {row["kind"]: row for row in json.loads(as_json.stdout)}
+    assert rows["title"]["queued"] >= 1 and rows["extract"]["queued"] >= 1
+
+
+# --- crashes and leases -------------------------------------------------------------------------
+
+
+def _one_extraction(kit: JobKit) -> tuple[uuid.UUID, dict[str, Any]]:
+    user_id, profile_id = kit.user()
+    kit.conversation(user_id, profile_id, [("I fly kites when it is windy.", "Fun!")], title="Kites")
+    (job,) = kit.jobs()
+    assert job["kind"] == "extract"
+    assert kit.to_front() == 1
+    return user_id, job
+
+
+def _held_by(kit: JobKit, job_id: int, worker: str) -> dict[str, Any] | None:
+    job = kit.job(job_id)
+    return job if job["status"] == "running" and job["worker"] == worker else None
+
+
+def test_killed_worker_loses_nothing_and_the_job_is_written_once(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, processes: list[WorkerProcess]
+) -> None:
+    user_id, job = _one_extraction(kit)
+    fake_llm.gate.clear()  # the model is slow: the first worker dies waiting for it
+    env = openai_env(database_url, fake_llm)
+    first = WorkerProcess(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "2")
+    processes.append(first)
+    claimed = wait_for(lambda: _held_by(kit, job["id"], first.name), what="the first worker's claim")
+    wait_for(lambda: fake_llm.received == 1, what="the LLM request")
+    # The heartbeat keeps the 2-second lease alive while the model thinks.
+    wait_for(lambda: kit.job(job["id"])["leased_until"] > claimed["leased_until"], what="a lease extension")
+
+    first.signal(signal.SIGKILL)
+    first.wait(10)
+    wait_for(lambda: kit.value("select leased_until < now() from memory_private.jobs where id = %s", [job["id"]]),
+             what="the lease to run out")
+    # pg_cron's reaper runs every minute and may have been first; either way the job is queued again.
+    kit.value("select memory_private.reap_expired_leases()")
+    reaped = kit.job(job["id"])
+    assert reaped["status"] == "queued" and reaped["worker"] is None and reaped["attempts"] == 1
+    assert "expired" in reaped["last_error"]
+
+    fake_llm.gate.set()
+    second = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "30")
+    done = kit.job(job["id"])
+    assert (done["status"], done["attempts"], done["worker"]) == ("done", 2, second.name)
+    assert len(kit.rows("select 1 from memory.memory_extractions where source_message_id = %s",
+                        [job["payload"]["source_message_id"]])) == 1
+    memories = kit.rows("select content from memory.memories where user_id = %s", [user_id])
+    assert [m["content"] for m in memories] == ["Flies kites on windy days"]
+    assert done["result"] == [{"memory_id": done["result"][0]["memory_id"], "outcome": "added"}]
+    assert done["usage"]["total_tokens"] == 120
+
+
+def test_paused_worker_that_lost_its_lease_writes_nothing(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, processes: list[WorkerProcess]
+) -> None:
+    user_id, job = _one_extraction(kit)
+    fake_llm.gate.clear()
+    env = openai_env(database_url, fake_llm)
+    slow = WorkerProcess(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "2")
+    processes.append(slow)
+    wait_for(lambda: _held_by(kit, job["id"], slow.name), what="the claim")
+    wait_for(lambda: fake_llm.received == 1, what="the LLM request")
+    # A long GC pause, a frozen VM: alive, but not renewing its lease. Frozen only between two
+    # transactions: frozen inside one (a heartbeat), it would hold the job's row lock, and the
+    # reaper (`skip locked`) would rightly pass it by.
+    def frozen_between_transactions() -> bool:
+        slow.signal(signal.SIGSTOP)
+        busy = kit.value(
+            "select count(*) from pg_stat_activity where application_name = %s and state <> 'idle'",
+            [f"supamem-worker {slow.name}"],
+        )
+        if busy:
+            slow.signal(signal.SIGCONT)
+        return not busy
+
+    wait_for(frozen_between_transactions, what="a moment between the worker's transactions")
+    try:
+        wait_for(lambda: kit.value("select leased_until < now() from memory_private.jobs where id = %s", [job["id"]]),
+                 what="the lease to run out")
+        kit.value("select memory_private.reap_expired_leases()")
+        assert kit.job(job["id"])["status"] == "queued"
+        fake_llm.gate.set()
+        wait_for(lambda: fake_llm.answered == 1, what="the slow answer to be sent")
+        other = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract")
+    finally:
+        slow.signal(signal.SIGCONT)
+    assert slow.wait(30) == 0
+    lost = slow.events("lease_lost")
+    assert lost and lost[0]["job_id"] == job["id"]
+    assert "lost" in slow.stdout
+    done = kit.job(job["id"])
+    assert (done["status"], done["worker"], done["attempts"]) == ("done", other.name, 2)
+    assert kit.value("select count(*) from memory.memories where user_id = %s", [user_id]) == 1
+    assert kit.value("select count(*) from memory.memory_extractions where user_id = %s", [user_id]) == 1
+
+
+# --- many workers -------------------------------------------------------------------------------
+
+
+def test_four_workers_never_process_a_job_twice(
+    kit: JobKit, database_url: str, tmp_path: Path, processes: list[WorkerProcess]
+) -> None:
+    for _ in range(2):
+        user_id, profile_id = kit.user()
+        for n in range(5):
+            kit.conversation(user_id, profile_id, [(f"{q} ({n})", a) for q, a in FOUR_TURNS])
+    total = kit.to_front()
+    assert total == 60  # 40 extractions, 10 summaries, 10 titles
+    per_worker = total // 4
+    env = worker_env(database_url)
+    workers = [
+        WorkerProcess(tmp_path, env, "--once", "--max-jobs", str(per_worker), "--concurrency", "3", "--json")
+        for _ in range(4)
+    ]
+    processes.extend(workers)
+    for worker in workers:
+        assert worker.wait(120) == 0, worker.stderr_path.read_text()[-3000:]
+
+    jobs = kit.jobs()
+    assert len(jobs) == total
+    assert all(j["status"] == "done" and j["attempts"] == 1 for j in jobs), Counter((j["status"], j["attempts"]) for j in jobs)
+    claimed = [e["job_id"] for w in workers for e in w.events("job_claimed")]
+    assert len(claimed) == len(set(claimed)) == total  # no job claimed twice
+    assert sorted(claimed) == sorted(j["id"] for j in jobs)
+    by_worker = Counter(j["worker"] for j in jobs)
+    assert set(by_worker) <= {w.name for w in workers} and sum(by_worker.values()) == total
+    summaries = [json.loads(w.stdout) for w in workers]
+    assert sum(sum(k.get("done", 0) for k in s["kinds"].values()) for s in summaries) == total
+    # Every result exactly once.
+    assert kit.value("select count(*) from memory.memory_extractions where user_id = any(%s)", [kit.users]) == 40
+    assert kit.value("select count(*) from memory.conversation_summaries where user_id = any(%s)", [kit.users]) == 10
+    assert kit.value(
+        "select count(*) from memory.conversations where user_id = any(%s) and title is not null", [kit.users]
+    ) == 10
+
+
+# --- stopping -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ending", "signum"),
+    [("finishes", signal.SIGTERM), ("released", signal.SIGTERM), ("finishes", signal.SIGINT)],
+    ids=["sigterm-finishes", "sigterm-released", "sigint-finishes"],
+)
+def test_stop_signal_during_a_slow_job(
+    ending: str, signum: int, kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM,
+    processes: list[WorkerProcess],
+) -> None:
+    user_id, job = _one_extraction(kit)
+    fake_llm.gate.clear()
+    grace = "30" if ending == "finishes" else "0.5"
+    worker = WorkerProcess(
+        tmp_path, openai_env(database_url, fake_llm),
+        "--loop", "--max-jobs", "1", "--kinds", "extract", "--grace", grace, "--json",
+    )
+    processes.append(worker)
+    wait_for(lambda: _held_by(kit, job["id"], worker.name), what="the claim")
+    wait_for(lambda: fake_llm.received == 1, what="the LLM request")
+
+    worker.signal(signum)
+    wait_for(lambda: worker.events("stopping"), what="the worker to stop claiming")
+    if ending == "finishes":
+        fake_llm.gate.set()  # the model answers within the grace period
+    assert worker.wait(30) == 0
+    summary = json.loads(worker.stdout)
+    assert summary["stopped_by_signal"] is True
+    after = kit.job(job["id"])
+    if ending == "finishes":
+        assert summary["kinds"] == {"extract": {"done": 1}}
+        assert (after["status"], after["attempts"]) == ("done", 1)
+        assert kit.value("select count(*) from memory.memories where user_id = %s", [user_id]) == 1
+    else:
+        # Handed back: queued, the attempt not counted, claimable again at once.
+        assert summary["kinds"] == {"extract": {"released": 1}}
+        assert (after["status"], after["attempts"], after["worker"], after["leased_until"]) == ("queued", 0, None, None)
+        assert kit.value("select count(*) from memory.memories where user_id = %s", [user_id]) == 0
+        fake_llm.gate.set()
+        run_worker(tmp_path, openai_env(database_url, fake_llm), "--once", "--max-jobs", "1", "--kinds", "extract")
+        assert kit.job(job["id"])["status"] == "done"
+
+
+# --- failures -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_backoff(database_url: str) -> Iterator[timedelta]:
+    """job_backoff_base = 2 seconds for the test, restored afterwards."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        (old,) = conn.execute("select value from memory_private.settings where key = 'job_backoff_base'").fetchone()
+        conn.execute("update memory_private.settings set value = '\"2 seconds\"' where key = 'job_backoff_base'")
+        try:
+            yield timedelta(seconds=2)
+        finally:
+            conn.execute("update memory_private.settings set value = %s where key = 'job_backoff_base'",
+                         [Jsonb(old)])
+
+
+def test_failures_back_off_then_dead_letter(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, small_backoff: timedelta
+) -> None:
+    user_id, profile_id = kit.user()
+    conversation_id = kit.conversation(user_id, profile_id, [("Hello there", "Hi!")])
+    (job,) = kit.jobs("title")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
+    kit.conn.execute("update memory_private.jobs set max_attempts = 3 where id = %s", [job["id"]])
+    env = openai_env(database_url, fake_llm)
+
+    def attempt() -> tuple[WorkerProcess, dict[str, Any]]:
+        assert kit.to_front() == 1  # the backoff has "passed": claimable now, ahead of the queue
+        worker = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "title", "--json")
+        return worker, kit.job(job["id"])
+
+    # 1. Rate limited with Retry-After: 7 -> retried after exactly what the provider asked.
+    fake_llm.status, fake_llm.retry_after = 429, "7"
+    worker, after = attempt()
+    assert (after["status"], after["attempts"]) == ("queued", 1)
+    delay = after["run_after"] - after["started_at"]
+    assert timedelta(seconds=7) <= delay < timedelta(seconds=9), delay
+    assert "rate limited" in after["last_error"]
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"failed": 1}}
+    assert worker.events("job_failed")[0]["retry_after"] == 7.0
+
+    # 2. A server error: exponential backoff from job_backoff_base (2 s x 2^(attempt-1)).
+    fake_llm.status, fake_llm.retry_after = 500, None
+    worker, after = attempt()
+    assert (after["status"], after["attempts"]) == ("queued", 2)
+    delay = after["run_after"] - after["started_at"]
+    assert small_backoff * 2 <= delay < small_backoff * 2 + timedelta(seconds=2), delay
+    assert "500" in after["last_error"]
+
+    # 3. The last attempt fails too: dead letter, never claimed again.
+    worker, after = attempt()
+    assert (after["status"], after["attempts"]) == ("dead", 3)
+    assert after["finished_at"] is not None and "500" in after["last_error"]
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"dead": 1}}
+    assert worker.events("job_dead")[0]["level"] == "error"
+    assert kit.value("select title from memory.conversations where id = %s", [conversation_id]) is None
+    stats = {r["kind"]: r for r in kit.rows("select * from memory.job_stats()")}
+    assert stats["title"]["dead"] >= 1
+
+
+# --- summaries: backfill and the schedulers --------------------------------------------------------
+
+
+def _local(day: str, clock: str, zone: str) -> datetime:
+    return datetime.fromisoformat(f"{day}T{clock}").replace(tzinfo=ZoneInfo(zone))
+
+
+def _summary_at(kit: JobKit, conversation_id: uuid.UUID, to_turn: int, at: datetime, text: str) -> None:
+    kit.conn.execute(
+        "insert into memory.conversation_summaries (conversation_id, user_id, profile_id, from_turn, to_turn,"
+        " summary, created_at) select c.id, c.user_id, c.profile_id, 1, %s, %s, %s"
+        " from memory.conversations as c where c.id = %s",
+        [to_turn, text, at, conversation_id],
+    )
+
+
+def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path) -> None:
+    zone = "America/Los_Angeles"
+    user_id, profile_id = kit.user(zone)
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="October")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    # October 2026 by ISO weeks (a week belongs to the month of its Thursday): Sep 28 - Nov 1.
+    moments = {
+        "2026-09-29": "the week of Mon Sep 28 (Thursday Oct 1): October's first week",
+        "2026-10-14": "work stress and running in the middle of October",
+        "2026-10-15": "more running, a calmer week",
+        "2026-11-01": "Sunday Nov 1, last day of October's last week (Mon Oct 26)",
+    }
+    for n, (day, text) in enumerate(moments.items(), start=1):
+        _summary_at(kit, conversation_id, 4 * n, _local(day, "23:30", zone), text)
+    _summary_at(kit, conversation_id, 40, _local("2026-09-27", "23:30", zone), "September, not October")
+
+    result = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2026",
+         "--month", "10", "--run", "--json"],
+        cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout.splitlines()[-1])
+    # Five weeks (Sep 28 .. Oct 26) and the month. (pg_cron's hourly weekly scheduler could have
+    # queued some weeks a moment earlier; then they are drained here all the same.)
+    assert 1 <= output["queued"] <= 6
+    # --run drains every queued weekly job, so other tests' jobs could add to these counts.
+    assert output["kinds"]["summarize_week"]["done"] >= 3
+    assert output["kinds"]["summarize_week"]["skipped"] >= 2
+    assert output["kinds"]["summarize_month"]["done"] >= 1
+
+    weeks = kit.rows(
+        "select week_start_date, iso_year, week_number, conversation_count from memory.weekly_summaries"
+        " where profile_id = %s order by week_start_date", [profile_id],
+    )
+    assert [(str(w["week_start_date"]), w["week_number"]) for w in weeks] == [
+        ("2026-09-28", 40), ("2026-10-12", 42), ("2026-10-26", 44)
+    ]
+    (month,) = kit.rows("select * from memory.monthly_summaries where profile_id = %s", [profile_id])
+    assert (month["year"], month["month"], month["weekly_summaries_used"]) == (2026, 10, 3)
+    assert all(j["status"] == "done" for j in kit.jobs())
+
+    # Running it again queues nothing new; --regenerate redoes every week and the month.
+    again = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2026",
+         "--month", "10"],
+        cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=60,
+    )
+    assert again.returncode == 0 and again.stdout.startswith("queued 3 job(s)")  # the 2 empty weeks + month
+
+
+def test_a_month_waits_for_its_weeks(kit: JobKit, database_url: str, tmp_path: Path) -> None:
+    user_id, profile_id = kit.user("Europe/Lisbon")
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="August")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    _summary_at(kit, conversation_id, 4, _local("2026-08-12", "10:00", "Europe/Lisbon"), "a summer week")
+    # August 2026: Thursdays 6, 13, 20, 27 -> weeks of Aug 3, 10, 17, 24; and the month.
+    assert kit.value("select memory.backfill_month(%s, 2026, 8)", [profile_id]) == 5
+    (month,) = kit.jobs("summarize_month")
+    kit.conn.execute("update memory_private.jobs set run_after = '1970-01-01 00:00:00+00' where id = %s",
+                     [month["id"]])
+
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", "1",
+                        "--kinds", "summarize_month", "--json")
+    assert json.loads(worker.stdout)["kinds"] == {"summarize_month": {"deferred": 1}}
+    deferred = kit.job(month["id"])
+    assert (deferred["status"], deferred["attempts"], deferred["worker"]) == ("queued", 0, None)
+    wait = deferred["run_after"] - deferred["db_now"]
+    assert timedelta(seconds=20) < wait <= timedelta(seconds=30), wait  # the default 30 s deferral
+
+    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front() - 1),
+               "--kinds", "summarize_week")
+    kit.to_front()
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", "1",
+                        "--kinds", "summarize_month", "--json")
+    assert json.loads(worker.stdout)["kinds"] == {"summarize_month": {"done": 1}}
+    assert Counter((j["kind"], j["status"]) for j in kit.jobs()) == {
+        ("summarize_week", "done"): 4, ("summarize_month", "done"): 1
+    }
+    assert kit.value("select weekly_summaries_used from memory.monthly_summaries where profile_id = %s",
+                     [profile_id]) == 1
+
+
+def _week_jobs(kit: JobKit, profile_id: uuid.UUID) -> list[str]:
+    return sorted(
+        j["payload"]["week_start"] for j in kit.jobs("summarize_week") if j["payload"]["profile_id"] == str(profile_id)
+    )
+
+
+def _week_start(kit: JobKit, at: datetime, zone: str) -> str:
+    return str(kit.value("select memory_private.local_week_start(%s, %s)", [at, zone]))
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Auckland", "America/Los_Angeles"])
+def test_weekly_scheduler_uses_the_profiles_local_weeks(kit: JobKit, zone: str) -> None:
+    user_id, profile_id = kit.user(zone)
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Weeks")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    sunday_late = _local("2026-06-14", "23:30", zone)
+    monday_early = _local("2026-06-15", "00:30", zone)
+    assert _week_start(kit, sunday_late, zone) == "2026-06-08"  # ISO week 24, Mon Jun 8 - Sun Jun 14
+    assert _week_start(kit, monday_early, zone) == "2026-06-15"  # ISO week 25
+    _summary_at(kit, conversation_id, 4, sunday_late, "late on Sunday")
+    _summary_at(kit, conversation_id, 8, monday_early, "early on Monday")
+
+    def run(at: datetime) -> list[str]:
+        kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [at])
+        return _week_jobs(kit, profile_id)
+
+    # Sunday 23:45 local: the week has not ended here yet.
+    assert run(_local("2026-06-14", "23:45", zone)) == []
+    # Monday 01:00 local: week 24 has ended; week 25 has just begun.
+    assert run(_local("2026-06-15", "01:00", zone)) == ["2026-06-08"]
+    assert run(_local("2026-06-15", "01:00", zone)) == ["2026-06-08"]  # idempotent
+    # The next run is missed; one a week later queues week 25 and still week 24 only once.
+    assert run(_local("2026-06-22", "03:00", zone)) == ["2026-06-08", "2026-06-15"]
+    assert len(kit.jobs("summarize_week")) == 2
+
+
+def test_weekly_scheduler_same_instant_different_zones(kit: JobKit) -> None:
+    """At 12:30 UTC on Sunday June 14 it is Monday 00:30 in Auckland and Sunday 05:30 in Los Angeles."""
+    profiles = {}
+    for zone in ("Pacific/Auckland", "America/Los_Angeles"):
+        user_id, profile_id = kit.user(zone)
+        conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Zones")
+        _summary_at(kit, conversation_id, 4, _local("2026-06-10", "12:00", zone), "midweek")
+        profiles[zone] = profile_id
+    kit.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [kit.users])
+    now = datetime.fromisoformat("2026-06-14T12:30:00+00:00")
+    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [now])
+    assert _week_jobs(kit, profiles["Pacific/Auckland"]) == ["2026-06-08"]
+    assert _week_jobs(kit, profiles["America/Los_Angeles"]) == []
+
+
+DST_WEEKS = [
+    # zone, Monday that starts the DST week, the Sunday of the change, its length in hours
+    ("Pacific/Auckland", "2026-03-30", "2026-04-05", 169),  # NZDT ends: 03:00 -> 02:00
+    ("Pacific/Auckland", "2026-09-21", "2026-09-27", 167),  # NZDT starts: 02:00 -> 03:00
+    ("America/Los_Angeles", "2026-03-02", "2026-03-08", 167),  # PDT starts
+    ("America/Los_Angeles", "2026-10-26", "2026-11-01", 169),  # PDT ends
+]
+
+
+@pytest.mark.parametrize(("zone", "monday", "sunday", "hours"), DST_WEEKS)
+def test_a_dst_week_is_seven_local_days(kit: JobKit, zone: str, monday: str, sunday: str, hours: int) -> None:
+    user_id, profile_id = kit.user(zone)
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="DST")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    next_monday = (datetime.fromisoformat(monday) + timedelta(days=7)).date().isoformat()
+    first = _local(monday, "00:30", zone)
+    last = _local(sunday, "23:30", zone)
+    after = _local(next_monday, "00:30", zone)
+    start, end = _local(monday, "00:00", zone), _local(next_monday, "00:00", zone)
+    # Not 7 x 24 hours, yet one local week (aware datetimes in one zone subtract as wall clocks).
+    assert end.astimezone(UTC) - start.astimezone(UTC) == timedelta(hours=hours)
+    assert _week_start(kit, first, zone) == monday
+    assert _week_start(kit, last, zone) == monday
+    assert _week_start(kit, after, zone) == next_monday
+    for n, moment in enumerate((first, last, after), start=1):
+        _summary_at(kit, conversation_id, 4 * n, moment, f"summary {n}")
+
+    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [_local(next_monday, "01:00", zone)])
+    assert _week_jobs(kit, profile_id) == [monday]
+    (job,) = kit.jobs("summarize_week")
+    # The job's input holds both ends of the week and nothing of the next one.
+    kit.conn.execute("update memory_private.jobs set status = 'running', worker = 'probe', attempts = 1,"
+                     " leased_until = now() + interval '1 minute' where id = %s", [job["id"]])
+    job_input = kit.value("select memory.job_input(%s, 'probe')", [job["id"]])
+    assert job_input["summaries"] == ["summary 1", "summary 2"]
+    assert job_input["time_zone"] == zone
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Auckland", "America/Los_Angeles"])
+def test_month_boundary_follows_the_local_calendar(
+    kit: JobKit, database_url: str, tmp_path: Path, zone: str
+) -> None:
+    """Sunday May 31 2026, 23:30 local belongs to May (its week, Mon May 25, has its Thursday in
+    May) in both zones, although in Los Angeles it is already June 1 in UTC; Monday June 1 00:30
+    local belongs to June."""
+    user_id, profile_id = kit.user(zone)
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Months")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    last_of_may = _local("2026-05-31", "23:30", zone)
+    first_of_june = _local("2026-06-01", "00:30", zone)
+    _summary_at(kit, conversation_id, 4, last_of_may, "the last evening of May")
+    _summary_at(kit, conversation_id, 8, first_of_june, "the first night of June")
+    assert _week_start(kit, last_of_may, zone) == "2026-05-25"
+
+    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [_local("2026-06-08", "01:00", zone)])
+    assert _week_jobs(kit, profile_id) == ["2026-05-25", "2026-06-01"]
+    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front()),
+               "--kinds", "summarize_week")
+    weeks = {str(r["week_start_date"]): r["conversation_count"] for r in kit.rows(
+        "select week_start_date, conversation_count from memory.weekly_summaries where profile_id = %s", [profile_id])}
+    assert weeks == {"2026-05-25": 1, "2026-06-01": 1}
+
+    def months(at: datetime) -> list[str]:
+        kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [at])
+        return sorted(j["payload"]["month_start"] for j in kit.jobs("summarize_month"))
+
+    assert months(_local("2026-05-31", "23:45", zone)) == []  # May has not ended here yet
+    assert months(_local("2026-06-01", "00:15", zone)) == ["2026-05-01"]
+    assert months(_local("2026-06-28", "23:45", zone)) == ["2026-05-01"]  # nor has June
+    assert months(_local("2026-07-01", "00:15", zone)) == ["2026-05-01", "2026-06-01"]
+    assert months(_local("2026-07-01", "00:15", zone)) == ["2026-05-01", "2026-06-01"]  # idempotent
+
+
+# --- known problems in the SQL (strict xfail: they start failing, i.e. passing, once fixed) ------
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "enqueue_due_monthly_summaries treats a month as ended at its last calendar day, but its last "
+    "ISO week (the one holding its last Thursday) can end up to 3 days later: October 2026's last "
+    "week is Mon Oct 26 - Sun Nov 1, yet October is queued on Nov 1 and summarised without it"
+))
+def test_a_month_is_not_queued_before_its_last_week_has_ended(kit: JobKit) -> None:
+    user_id, profile_id = kit.user("UTC")
+    kit.conn.execute(
+        "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date,"
+        " week_end_date, emotional_summary) values (%s, %s, 2026, 42, '2026-10-12', '2026-10-18', 'calm')",
+        [user_id, profile_id],
+    )
+    sunday_noon = datetime.fromisoformat("2026-11-01T12:00:00+00:00")  # inside October's last week
+    kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [sunday_noon])
+    assert kit.jobs("summarize_month") == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "finish_conversation_summary dates a summary by when the job ran (now(), and again on "
+    "regeneration), not by its turns; the weekly summaries group by that date, so a summary "
+    "written after a week boundary (a backlog, a retry) lands in the wrong week"
+))
+def test_a_late_conversation_summary_belongs_to_the_week_of_its_turns(
+    kit: JobKit, database_url: str, tmp_path: Path
+) -> None:
+    user_id, profile_id = kit.user("UTC")
+    conversation_id = kit.conversation(user_id, profile_id, FOUR_TURNS, title="Last week")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'summarize_conversation'",
+                     [user_id])
+    kit.conn.execute("update memory.messages set created_at = now() - interval '14 days'"
+                     " where conversation_id = %s", [conversation_id])
+    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front()),
+               "--kinds", "summarize_conversation")
+    turns_week, summary_week = kit.rows(
+        "select memory_private.local_week_start(max(m.created_at), 'UTC') as turns,"
+        " (select memory_private.local_week_start(s.created_at, 'UTC') from memory.conversation_summaries as s"
+        "  where s.conversation_id = %s) as summary"
+        " from memory.messages as m where m.conversation_id = %s", [conversation_id, conversation_id],
+    )[0].values()
+    assert summary_week == turns_week
