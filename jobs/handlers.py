@@ -12,7 +12,7 @@ LLM client's API (`jobs.llm`, `jobs.prompts`, `jobs.schemas`); the worker sees o
 - `ConfigurationError`: no job can succeed with this worker's configuration (bad API key, base
   URL or model): the worker hands its jobs back and stops instead of burning their attempts.
 
-Database errors (`supamem.errors`, `jobs.transport.LeaseLostError`) pass through unchanged.
+Database errors (`supamem.errors`, `supamem.errors.StateError`) pass through unchanged.
 
 A job with nothing to work on (its conversation's turns or its week's summaries are gone, a year
 comparison whose months are no longer both there) is completed with `memory.complete_job` and a
@@ -218,7 +218,7 @@ def run_job(
     job: ClaimedJob, *, transport: Transport, llm: LLMClient, worker: str, defer_delay: float = 30.0
 ) -> JobResult:
     """Run one claimed job to its result RPC. Raises JobFailed, ConfigurationError, or the
-    database's errors (LeaseLostError when another worker owns the job now)."""
+    database's errors (StateError when another worker owns the job now)."""
     handler = HANDLERS.get(job.kind)
     if handler is None:
         raise JobFailed(f"no handler for job kind {job.kind!r}")

@@ -15,7 +15,7 @@ Both follow PostgREST's RPC convention, so a caller cannot tell them apart:
   objects, or of scalars), a function returning one composite an object, a scalar function the
   scalar, a void function None.
 - Errors come back as `supamem.errors` types with the SQLSTATE in `.sqlstate`; a job whose lease
-  is gone (SQLSTATE 55000 from the lease check) is `LeaseLostError`.
+  is gone (SQLSTATE 55000 from the lease check) is `StateError`.
 
 `transport_from_env()` picks the Data API when SUPABASE_URL is set, else DATABASE_URL.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -33,88 +33,14 @@ from psycopg import sql
 
 from supamem.db import Database, database_url
 from supamem.errors import (
-    ConflictError,
     DatabaseUnavailableError,
-    InvalidInputError,
-    InvalidRoleError,
     NotFoundError,
     PermissionDeniedError,
     SupamemError,
+    error_for,
 )
 
 SCHEMA = "memory"
-
-#: The job RPCs in schema `memory` (migrations 001200..001500), allowed in `Database.call`'s
-#: whitelist by `PsycopgTransport`.
-JOB_FUNCTIONS: frozenset[str] = frozenset(
-    {
-        "claim_jobs",
-        "extend_lease",
-        "complete_job",
-        "fail_job",
-        "release_job",
-        "defer_job",
-        "job_stats",
-        "job_input",
-        "finish_extraction",
-        "finish_conversation_summary",
-        "finish_title",
-        "finish_weekly_summary",
-        "finish_monthly_summary",
-        "finish_year_comparison",
-        "backfill_month",
-        "compare_year",
-        "request_extraction",
-    }
-)
-
-
-class LeaseLostError(SupamemError):
-    """The job is no longer leased to this worker (SQLSTATE 55000): another worker owns it now,
-    or it was released or reaped. Whatever this worker computed must be dropped."""
-
-
-class RateLimitedError(SupamemError):
-    """The database refused the work for now (SQLSTATE 54000, e.g. the extraction rate limit)."""
-
-
-def error_from_sqlstate(
-    sqlstate: str | None, message: str, *, detail: str | None = None, hint: str | None = None
-) -> SupamemError:
-    """The typed error for a SQLSTATE, by the same rules as `supamem.errors.from_psycopg`.
-
-    Used for errors that arrive as data (PostgREST's error JSON); `PsycopgTransport` gets its
-    errors from `from_psycopg` and refines them with `refine()`.
-    """
-    kwargs: dict[str, Any] = {"sqlstate": sqlstate, "detail": detail, "hint": hint}
-    code = sqlstate or ""
-    if code == "55000":
-        return LeaseLostError(message, **kwargs)
-    if code == "54000":
-        return RateLimitedError(message, **kwargs)
-    if code.startswith(("08", "53", "57P")):
-        return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
-    if code == "P0002":
-        return NotFoundError(message, **kwargs)
-    if code == "22023" and message.startswith("invalid role"):
-        return InvalidRoleError(message, **kwargs)
-    if code.startswith("22") or code in {"23502", "23503", "23514"}:
-        return InvalidInputError(message, **kwargs)
-    if code == "42501":
-        return PermissionDeniedError(message, **kwargs)
-    if code == "23505" or code.startswith("40"):
-        return ConflictError(message, **kwargs)
-    return SupamemError(message, **kwargs)
-
-
-def refine(error: SupamemError) -> SupamemError:
-    """Give the job-specific SQLSTATEs (55000, 54000) their own types; others pass through."""
-    if error.sqlstate in ("55000", "54000") and not isinstance(error, (LeaseLostError, RateLimitedError)):
-        refined = error_from_sqlstate(error.sqlstate, error.message, detail=error.detail, hint=error.hint)
-        refined.__cause__ = error.__cause__ or error
-        return refined
-    return error
-
 
 @runtime_checkable
 class Transport(Protocol):
@@ -188,7 +114,7 @@ class PsycopgTransport:
     @classmethod
     def from_url(cls, url: str | None = None, *, max_size: int = 10, **kwargs: Any) -> PsycopgTransport:
         """A transport with its own pool (`Database`), allowed to call the job RPCs."""
-        db = Database(url or database_url(), max_size=max_size, extra_functions=JOB_FUNCTIONS, **kwargs)
+        db = Database(url or database_url(), max_size=max_size, **kwargs)
         return cls(db, owns_db=True)
 
     def _lookup(self, function: str) -> list[_Signature]:
@@ -258,19 +184,11 @@ class PsycopgTransport:
 
     def rpc(self, function: str, params: Mapping[str, Any] | None = None) -> Any:
         params = _check_params(params)
-        if function not in self.db.functions:
-            raise ValueError(
-                f"{SCHEMA}.{function} is not in the Database's RPC whitelist;"
-                " create it with extra_functions=JOB_FUNCTIONS (PsycopgTransport.from_url does)"
-            )
-        try:
-            signature = self._signature(function, params)
-            names = sorted(params)
-            query = self._query(function, signature, names)
-            with self.db.transaction() as tx:
-                rows = tx.execute(query, {"args": json.dumps(params, default=str)} if names else None)
-        except SupamemError as exc:
-            raise refine(exc) from exc.__cause__
+        signature = self._signature(function, params)
+        names = sorted(params)
+        query = self._query(function, signature, names)
+        with self.db.transaction() as tx:
+            rows = tx.execute(query, {"args": json.dumps(params, default=str)} if names else None)
         if not rows or signature.returns_void:
             return None
         return next(iter(rows[0].values()))
@@ -316,7 +234,7 @@ def error_from_postgrest(
         return SupamemError(message, **kwargs)
     if code and code.startswith("PGRST"):
         return SupamemError(message, **kwargs)
-    return error_from_sqlstate(code, message, detail=detail, hint=hint_text)
+    return error_for(code, message, detail=detail, hint=hint_text)
 
 
 class SupabaseTransport:
@@ -375,7 +293,6 @@ def transport_from_env(
     env: Mapping[str, str] | None = None,
     *,
     pool_size: int = 10,
-    functions: Iterable[str] = (),
     application_name: str = "supamem-jobs",
 ) -> Transport:
     """The Data API when SUPABASE_URL is set (with SUPABASE_SERVICE_ROLE_KEY), else Postgres at
@@ -390,21 +307,15 @@ def transport_from_env(
     db = Database(
         env.get("DATABASE_URL") or database_url(),
         max_size=pool_size,
-        extra_functions=JOB_FUNCTIONS | frozenset(functions),
         application_name=application_name[:63],
     )
     return PsycopgTransport(db, owns_db=True)
 
 
 __all__ = [
-    "JOB_FUNCTIONS",
-    "LeaseLostError",
     "PsycopgTransport",
-    "RateLimitedError",
     "SupabaseTransport",
     "Transport",
     "error_from_postgrest",
-    "error_from_sqlstate",
-    "refine",
     "transport_from_env",
 ]

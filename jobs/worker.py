@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from supamem.errors import DatabaseUnavailableError, SupamemError
+from supamem.errors import DatabaseUnavailableError, RateLimitedError, StateError, SupamemError
 
 from .handlers import KINDS, ClaimedJob, ConfigurationError, JobFailed, run_job
-from .transport import LeaseLostError, RateLimitedError, Transport
+from .transport import Transport
 
 log = logging.getLogger("supamem.jobs")
 
@@ -399,7 +399,7 @@ class Worker:
         extra = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
         try:
             self.transport.rpc("release_job", {"p_job_id": job.id, "p_worker": self.name})
-        except LeaseLostError as exc:
+        except StateError as exc:
             # It finished (or lost its lease) between the grace deadline and now.
             log.info("job no longer held", extra={**extra, "event": "release_skipped", "error": str(exc)})
             return False
@@ -444,7 +444,7 @@ class Worker:
             result = run_job(
                 job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay
             )
-        except LeaseLostError as exc:
+        except StateError as exc:
             level = logging.INFO if running.abandoned else logging.WARNING
             log.log(
                 level,
@@ -499,7 +499,7 @@ class Worker:
             params["p_retry_after"] = f"{max(0.0, retry_after)} seconds"
         try:
             status = self.transport.rpc("fail_job", params)
-        except LeaseLostError as exc:
+        except StateError as exc:
             log.warning(
                 "job failed after its lease was lost; nothing recorded",
                 extra={**extra, "event": "lease_lost", "error": f"{error}; {exc}"},
@@ -546,7 +546,7 @@ class Worker:
             self.transport.rpc(
                 "extend_lease", {"p_job_id": job.id, "p_worker": self.name, "p_lease": f"{self.lease} seconds"}
             )
-        except LeaseLostError as exc:
+        except StateError as exc:
             with self._cond:
                 if job.id not in self._running:
                     return  # it finished while we were extending

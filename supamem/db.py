@@ -8,7 +8,7 @@ signed-in Supabase Auth user (`set local role authenticated` plus `request.jwt.c
 as PostgREST does with a user's JWT.
 
 Python calls the RPC functions in schema `memory`; `call()` builds
-`select * from memory.<fn>(p_x => $1, ...)` from a whitelisted function name and identifiers
+`select * from memory.<fn>(p_x => $1, ...)` from quoted identifiers (the function and argument names)
 (psycopg.sql), with every value sent as a server-side parameter.
 
 Connection handling:
@@ -52,58 +52,6 @@ log = logging.getLogger(__name__)
 DEFAULT_DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
 SCHEMA = "memory"
 
-#: The RPC functions in schema `memory` the client may call (supabase/migrations).
-FUNCTIONS: frozenset[str] = frozenset(
-    {
-        # identity (20261122000200_identity.sql)
-        "user_id_for",
-        "register_user",
-        "set_primary_profile",
-        # conversations (20261122000400_conversation_rpc.sql)
-        "create_conversation",
-        "create_session",
-        "current_conversation",
-        "add_message",
-        "add_turn",
-        "history",
-        "turn_history",
-        "resolve_reference",
-        "prompt_context",
-        "count_messages",
-        "clear_conversation",
-        "delete_message",
-        "delete_conversation",
-        # state (20261122000500_user_state.sql)
-        "kv_set",
-        "kv_get",
-        "kv_list",
-        "kv_delete",
-        "kv_clear",
-        "state_set",
-        "state_get",
-        "state_delete",
-        "short_term_set",
-        "short_term_get",
-        "short_term_delete",
-        # retention (20261122000600_retention.sql)
-        "sweep_expired",
-        # long-term memories (20261122000700..001100)
-        "remember",
-        "revise_memory",
-        "forget",
-        "restore_memory",
-        "pin_memory",
-        "set_memory_settings",
-        "apply_extraction",
-        "select_memories",
-        "mark_memories_used",
-        "search_memories",
-        "export_memories",
-        "import_memories",
-        "erase_user",
-    }
-)
-
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,60}$")
 
 
@@ -123,13 +71,13 @@ def _adapt(value: Any) -> Any:
 class Transaction:
     """One open transaction on one pooled connection; calls RPCs and maps errors."""
 
-    def __init__(self, conn: psycopg.Connection[dict[str, Any]], functions: frozenset[str]) -> None:
+    def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.conn = conn
-        self._functions = functions
 
     def _query(self, function: str, names: Iterable[str]) -> sql.Composed:
-        if function not in self._functions:
-            raise ValueError(f"memory.{function} is not a known RPC function")
+        # Names are quoted identifiers, values server-side parameters: nothing is string-built.
+        if not _IDENTIFIER.match(function):
+            raise ValueError(f"invalid function name {function!r}")
         args = []
         for name in names:
             if not _IDENTIFIER.match(name):
@@ -187,7 +135,6 @@ class Database:
         retry_interval: after a "database unavailable" failure, calls fail fast for this long.
         open: open the pool now (raising `DatabaseUnavailableError` if it cannot) instead of on
             first use.
-        extra_functions: more `memory.*` RPC names to allow in `call()` (later migrations).
         prepare_threshold: psycopg's; None disables server-side prepared statements
             (Supavisor transaction mode).
         role_per_transaction: set `service_role` with `set local` in each transaction instead of
@@ -204,7 +151,6 @@ class Database:
         connect_timeout: float = 5.0,
         retry_interval: float = 1.0,
         open: bool = False,  # noqa: A002 - mirrors psycopg_pool's argument name
-        extra_functions: Iterable[str] = (),
         prepare_threshold: int | None = 5,
         role_per_transaction: bool = False,
         application_name: str = "supamem",
@@ -218,7 +164,6 @@ class Database:
         self.prepare_threshold = prepare_threshold
         self.role_per_transaction = role_per_transaction
         self.application_name = application_name
-        self.functions = FUNCTIONS | frozenset(extra_functions)
         self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
         self._unavailable_until = 0.0
@@ -337,7 +282,7 @@ class Database:
                     conn.execute("select set_config('request.jwt.claims', %s, true)", [claims])
                 elif self.role_per_transaction:
                     conn.execute("set local role service_role")
-                yield Transaction(conn, self.functions)
+                yield Transaction(conn)
         except psycopg.Error as exc:
             raise from_psycopg(exc) from exc
         finally:
@@ -377,4 +322,4 @@ class Database:
             return False
 
 
-__all__ = ["DEFAULT_DATABASE_URL", "FUNCTIONS", "Database", "Transaction", "database_url"]
+__all__ = ["DEFAULT_DATABASE_URL", "Database", "Transaction", "database_url"]

@@ -60,7 +60,8 @@ class ConflictError(SupamemError):
 
 class StateError(SupamemError):
     """Not possible in the object's current state (55000): an archived conversation, a memory
-    that is no longer active, a job whose lease this worker no longer holds."""
+    that is no longer active, a job whose lease this worker no longer holds (another worker owns
+    it now, or it was released or reaped: whatever the worker computed must be dropped)."""
 
 
 class RateLimitedError(SupamemError):
@@ -99,21 +100,29 @@ def from_psycopg(exc: BaseException) -> SupamemError:
             return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
         return SupamemError(message, **kwargs)
 
-    if sqlstate.startswith(_UNAVAILABLE_CLASSES):
+    return error_for(sqlstate, message, detail=diag.message_detail, hint=diag.message_hint)
+
+
+def error_for(sqlstate: str | None, message: str, *, detail: str | None = None, hint: str | None = None) -> SupamemError:
+    """The typed error for a server SQLSTATE; errors that arrive as data (the Data API's error
+    JSON) use it too, so both transports raise the same types."""
+    kwargs = {"sqlstate": sqlstate, "detail": detail, "hint": hint}
+    code = sqlstate or ""
+    if code.startswith(_UNAVAILABLE_CLASSES):
         return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
-    if sqlstate == "P0002":
+    if code == "P0002":
         return NotFoundError(message, **kwargs)
-    if sqlstate == "22023" and message.startswith("invalid role"):
+    if code == "22023" and message.startswith("invalid role"):
         return InvalidRoleError(message, **kwargs)
-    if sqlstate.startswith("22") or sqlstate in {"23502", "23503", "23514"}:
+    if code.startswith("22") or code in {"23502", "23503", "23514"}:
         return InvalidInputError(message, **kwargs)
-    if sqlstate == "42501":
+    if code == "42501":
         return PermissionDeniedError(message, **kwargs)
-    if sqlstate == "23505" or sqlstate.startswith("40"):
+    if code == "23505" or code.startswith("40"):
         return ConflictError(message, **kwargs)
-    if sqlstate == "55000":
+    if code == "55000":
         return StateError(message, **kwargs)
-    if sqlstate == "54000":
+    if code == "54000":
         return RateLimitedError(message, **kwargs)
     return SupamemError(message, **kwargs)
 
@@ -129,5 +138,6 @@ __all__ = [
     "RateLimitedError",
     "StateError",
     "SupamemError",
+    "error_for",
     "from_psycopg",
 ]

@@ -457,12 +457,8 @@ class MemoryService:
         owner = self._owner(user_id, tenant_id) if user_id is not None else None
         transaction = self._transaction(owner) if owner is not None else self.db.transaction()
         with transaction as tx:
-            # A fixed statement with a server-side parameter: memory.request_extraction is not in
-            # Database.FUNCTIONS (supamem/db.py), and the pool is the caller's to configure.
-            rows = tx.execute(
-                "select memory.request_extraction(p_conversation_id => %s) as queued", [conversation_id]
-            )
-        return int(rows[0]["queued"])
+            queued = tx.call_value("request_extraction", conversation_id=conversation_id)
+        return int(queued)
 
     def get_context_memories(
         self,

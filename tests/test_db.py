@@ -16,6 +16,7 @@ from supamem import (
     InvalidRoleError,
     NotFoundError,
     PermissionDeniedError,
+    SupamemError,
     Turn,
 )
 
@@ -55,9 +56,13 @@ def test_call_builds_named_arguments(client_db, make_id):
     assert (turn.session_id, turn.query_text, turn.response_text) == (str(conversation.id), "q", "a")
 
 
-def test_unknown_functions_and_parameter_names_are_refused(client_db):
-    with pytest.raises(ValueError, match="not a known RPC"):
+def test_only_functions_of_schema_memory_are_called_and_names_are_checked(client_db):
+    # Calls are schema-qualified: a function of another schema does not exist in `memory`.
+    with pytest.raises(SupamemError) as missing:
         client_db.call("pg_sleep", seconds=0)
+    assert missing.value.sqlstate == "42883"
+    with pytest.raises(ValueError, match="invalid function name"):
+        client_db.call("count_messages(null); --")
     with pytest.raises(ValueError, match="invalid parameter name"):
         client_db.call("count_messages", **{"conversation_id) --": None})
 

@@ -24,14 +24,19 @@ from psycopg.rows import dict_row
 
 from jobs.handlers import make_llm
 from jobs.transport import (
-    LeaseLostError,
     PsycopgTransport,
     SupabaseTransport,
     Transport,
     transport_from_env,
 )
 from jobs.worker import Worker
-from supamem.errors import DatabaseUnavailableError, InvalidInputError, NotFoundError, PermissionDeniedError
+from supamem.errors import (
+    DatabaseUnavailableError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    StateError,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TURN = ("I live in Lisbon and I want to learn to surf.", "Lisbon has great beaches for that.")
@@ -237,7 +242,7 @@ def test_rpc_errors_come_back_typed(
     users.to_front(user_id)
     (claimed,) = transport.rpc("claim_jobs", {"p_kinds": ["extract"], "p_worker": "owner", "p_limit": 1})
     assert claimed["id"] == job["id"]
-    with pytest.raises(LeaseLostError) as lost:
+    with pytest.raises(StateError) as lost:
         transport.rpc("finish_extraction", {"p_job_id": job["id"], "p_worker": "intruder", "p_operations": []})
     assert lost.value.sqlstate == "55000" and "not leased to intruder" in lost.value.message
     assert lost.value.detail and "owner" in lost.value.detail

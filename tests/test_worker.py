@@ -849,15 +849,11 @@ def test_month_boundary_follows_the_local_calendar(
     assert months(_local("2026-07-01", "00:15", zone)) == ["2026-05-01", "2026-06-01"]  # idempotent
 
 
-# --- known problems in the SQL (strict xfail: they start failing, i.e. passing, once fixed) ------
+# --- dates and week boundaries of summaries ---------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "enqueue_due_monthly_summaries treats a month as ended at its last calendar day, but its last "
-    "ISO week (the one holding its last Thursday) can end up to 3 days later: October 2026's last "
-    "week is Mon Oct 26 - Sun Nov 1, yet October is queued on Nov 1 and summarised without it"
-))
 def test_a_month_is_not_queued_before_its_last_week_has_ended(kit: JobKit) -> None:
+    """October 2026's last week (Mon 26 Oct - Sun 1 Nov) belongs to October: not done on 1 Nov."""
     user_id, profile_id = kit.user("UTC")
     kit.conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date,"
@@ -869,14 +865,10 @@ def test_a_month_is_not_queued_before_its_last_week_has_ended(kit: JobKit) -> No
     assert kit.jobs("summarize_month") == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finish_conversation_summary dates a summary by when the job ran (now(), and again on "
-    "regeneration), not by its turns; the weekly summaries group by that date, so a summary "
-    "written after a week boundary (a backlog, a retry) lands in the wrong week"
-))
 def test_a_late_conversation_summary_belongs_to_the_week_of_its_turns(
     kit: JobKit, database_url: str, tmp_path: Path
 ) -> None:
+    """A summary written after a week boundary (a backlog, a retry) is dated by its turns."""
     user_id, profile_id = kit.user("UTC")
     conversation_id = kit.conversation(user_id, profile_id, FOUR_TURNS, title="Last week")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'summarize_conversation'",

@@ -25,6 +25,7 @@ create table memory_private.jobs (
     leased_until timestamptz,
     worker text,
     last_error text,
+    failed_at timestamptz,
     result jsonb,
     usage jsonb,
     created_at timestamptz not null default now(),
@@ -34,7 +35,7 @@ create table memory_private.jobs (
 );
 -- One job per kind and dedup key, whatever its state: a retried trigger or cron run adds nothing.
 create unique index jobs_kind_dedup_key on memory_private.jobs (kind, dedup_key) where dedup_key is not null;
-create index jobs_claimable_idx on memory_private.jobs (run_after, id) where status = 'queued';
+create index jobs_claimable_idx on memory_private.jobs (kind, run_after, id) where status = 'queued';
 create index jobs_leased_idx on memory_private.jobs (leased_until) where status = 'running';
 create index jobs_finished_idx on memory_private.jobs (finished_at) where status in ('done', 'dead');
 create index jobs_user_id_idx on memory_private.jobs (user_id);
@@ -90,8 +91,10 @@ language plpgsql
 set search_path = ''
 as $$
 begin
-    if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100 then
-        raise exception using errcode = '22023', message = 'a worker name and a limit of 1..100 are required';
+    if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
+        or p_lease <= interval '0' then
+        raise exception using errcode = '22023',
+            message = 'a worker name, a limit of 1..100 and a positive lease are required';
     end if;
     return query
     with claimable as (
@@ -186,7 +189,7 @@ declare
     v_status text := case when v_job.attempts >= v_job.max_attempts then 'dead' else 'queued' end;
 begin
     update memory_private.jobs as j
-    set status = v_status, last_error = left(p_error, 2000), leased_until = null, worker = null,
+    set status = v_status, last_error = left(p_error, 2000), failed_at = now(), leased_until = null, worker = null,
         run_after = case when v_status = 'queued' then now() + v_delay else j.run_after end,
         finished_at = case when v_status = 'dead' then now() end
     where j.id = p_job_id;
@@ -225,6 +228,7 @@ begin
     update memory_private.jobs as j
     set status = case when j.attempts >= j.max_attempts then 'dead' else 'queued' end,
         last_error = format('lease of worker %s expired at %s', j.worker, j.leased_until),
+        failed_at = now(),
         finished_at = case when j.attempts >= j.max_attempts then now() end,
         leased_until = null, worker = null
     where j.id in (
@@ -247,9 +251,15 @@ as $$
 declare
     v_pruned integer;
 begin
+    -- One bounded batch per run (finished and dead jobs past job_retention); the schedule repeats.
     delete from memory_private.jobs as j
-    where j.status = 'done'
-        and j.finished_at < now() - (memory_private.setting('job_retention') #>> '{}')::interval;
+    where j.id in (
+        select x.id from memory_private.jobs as x
+        where x.status in ('done', 'dead')
+            and x.finished_at < now() - (memory_private.setting('job_retention') #>> '{}')::interval
+        limit (memory_private.setting('sweep_batch_size'))::integer
+        for update skip locked
+    );
     get diagnostics v_pruned = row_count;
     return v_pruned;
 end
@@ -274,7 +284,7 @@ as $$
         count(*) filter (where j.status = 'dead'),
         count(*) filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour'),
         now() - min(j.created_at) filter (where j.status = 'queued'),
-        count(*) filter (where j.last_error is not null and j.created_at > now() - interval '1 hour'),
+        count(*) filter (where j.failed_at > now() - interval '1 hour'),
         percentile_cont(0.5) within group (order by j.finished_at - j.created_at)
         filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour'),
         percentile_cont(0.95) within group (order by j.finished_at - j.created_at)

@@ -198,7 +198,7 @@ as $$
 $$;
 grant execute on function memory_private.local_week_start(timestamptz, text) to authenticated, service_role;
 
--- Why: the weekly cron job. For every user and primary profile with conversation summaries in a
+-- Why: the weekly cron job. For every user and profile with conversation summaries in a
 -- week that has ended in the profile's time zone and has no weekly summary yet, queue one. A
 -- missed run heals itself: the next run finds the same gap (up to summary_lookback back).
 create function memory_private.enqueue_due_weekly_summaries(p_now timestamptz default now())
@@ -236,8 +236,8 @@ end
 $$;
 grant execute on function memory_private.enqueue_due_weekly_summaries(timestamptz) to service_role;
 
--- Why: the monthly cron job: months that have ended in the profile's time zone, have weekly
--- summaries and no monthly summary yet.
+-- Why: the monthly cron job: months whose last week has ended in the profile's time zone, that
+-- have weekly summaries and no monthly summary yet.
 create function memory_private.enqueue_due_monthly_summaries(p_now timestamptz default now())
 returns integer
 language plpgsql
@@ -254,7 +254,8 @@ begin
         join memory.profiles as p on p.id = w.profile_id
         where w.week_start_date > (p_now - (memory_private.setting('summary_lookback') #>> '{}')::interval
             - interval '1 month')::date
-            and (date_trunc('month', w.week_start_date + 3) + interval '1 month')::date
+            -- Its last week (the one holding its last Thursday) has ended locally.
+            and date_trunc('week', (date_trunc('month', w.week_start_date + 3) + interval '1 month')::date - 4)::date + 7
             <= (p_now at time zone p.timezone)::date
     loop
         if not exists (
@@ -325,6 +326,28 @@ end
 $$;
 grant execute on function memory.backfill_month(uuid, integer, integer, boolean) to service_role;
 
+-- Why: a signed-in user viewing their month may ask for the comparison; only of their own
+-- profile (RLS hid the others from compare_year already; this checks again as the owner).
+create function memory_private.enqueue_year_comparison(p_profile_id uuid, p_year integer, p_month integer)
+returns bigint
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_user uuid := (select p.user_id from memory.profiles as p where p.id = p_profile_id);
+begin
+    if v_user is null or ((select auth.uid()) is not null and v_user <> (select auth.uid())) then
+        raise exception using errcode = 'P0002', message = 'profile not found';
+    end if;
+    return memory_private.enqueue(
+        'compare_year', jsonb_build_object('profile_id', p_profile_id, 'year', p_year, 'month', p_month),
+        format('compare:%s:%s-%s', p_profile_id, p_year, p_month), v_user
+    );
+end
+$$;
+grant execute on function memory_private.enqueue_year_comparison(uuid, integer, integer) to authenticated, service_role;
+
 -- Why: seed 004's compare-yearly-patterns, on demand when a month is viewed: the stored
 -- comparison if there is one, else a queued job composing it from the two stored monthly
 -- summaries (never from raw memories).
@@ -354,10 +377,7 @@ begin
     ) then
         return jsonb_build_object('status', 'unavailable', 'reason', 'both months need a monthly summary');
     end if;
-    perform memory_private.enqueue(
-        'compare_year', jsonb_build_object('profile_id', p_profile_id, 'year', p_year, 'month', p_month),
-        format('compare:%s:%s-%s', p_profile_id, p_year, p_month), v_profile.user_id
-    );
+    perform memory_private.enqueue_year_comparison(v_profile.id, p_year, p_month);
     return jsonb_build_object('status', 'queued');
 end
 $$;

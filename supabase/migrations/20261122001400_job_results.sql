@@ -151,12 +151,21 @@ declare
 begin
     select c.* into v_conversation from memory.conversations as c where c.id = (v_job.payload ->> 'conversation_id')::uuid;
     if found then
-        insert into memory.conversation_summaries (conversation_id, user_id, profile_id, from_turn, to_turn, summary)
+        -- Dated by its last turn, not by when the job ran: a late or retried job must not move
+        -- the summary into another week.
+        insert into memory.conversation_summaries (
+            conversation_id, user_id, profile_id, from_turn, to_turn, summary, created_at
+        )
         values (
             v_conversation.id, v_conversation.user_id, v_conversation.profile_id,
-            (v_job.payload ->> 'from_turn')::integer, (v_job.payload ->> 'to_turn')::integer, p_summary
+            (v_job.payload ->> 'from_turn')::integer, (v_job.payload ->> 'to_turn')::integer, p_summary,
+            coalesce((
+                select max(m.created_at) from memory.messages as m
+                where m.conversation_id = v_conversation.id and m.turn_number <= (v_job.payload ->> 'to_turn')::integer
+                    and m.turn_number >= (v_job.payload ->> 'from_turn')::integer
+            ), now())
         )
-        on conflict (conversation_id, to_turn) do update set summary = excluded.summary, created_at = now()
+        on conflict (conversation_id, to_turn) do update set summary = excluded.summary
         returning id into v_id;
     end if;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('summary_id', v_id), p_usage);
@@ -357,7 +366,7 @@ $$;
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-reap-leases', '* * * * *', 'select memory_private.reap_expired_leases()'),
-('supamem-prune-jobs', '53 3 * * *', 'select memory_private.prune_finished_jobs()'),
+('supamem-prune-jobs', '53 * * * *', 'select memory_private.prune_finished_jobs()'),
 -- Hourly, so each time zone's week and month are picked up soon after they end locally.
 ('supamem-weekly-summaries', '7 * * * *', 'select memory_private.enqueue_due_weekly_summaries()'),
 ('supamem-monthly-summaries', '37 * * * *', 'select memory_private.enqueue_due_monthly_summaries()');
