@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -250,6 +251,14 @@ def _add_worker(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--max-jobs", type=_positive_int, metavar="N", help="claim at most N jobs in total, then finish and exit"
     )
     parser.add_argument(
+        "--user",
+        dest="user_ids",
+        action="append",
+        type=uuid.UUID,
+        metavar="UUID",
+        help="only this user's jobs (memory.users id; repeat for several): a dedicated worker",
+    )
+    parser.add_argument(
         "--poll-max",
         type=_seconds(0.1),
         default=30.0,
@@ -289,6 +298,7 @@ def run_worker(args: argparse.Namespace) -> int:
                 grace=args.grace,
                 max_jobs=args.max_jobs,
                 idle_max=args.poll_max,
+                user_ids=args.user_ids,
             )
             log.info(
                 f"LLM {describe_llm(llm)} via {transport.name}",

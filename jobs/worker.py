@@ -195,6 +195,7 @@ class Worker:
         idle_max: float = 30.0,
         defer_delay: float = 30.0,
         on_finish: Callable[[ClaimedJob, str], None] | None = None,
+        user_ids: Iterable[str] | None = None,
     ) -> None:
         kinds = tuple(dict.fromkeys(kinds))
         unknown = sorted(set(kinds) - set(KINDS))
@@ -209,6 +210,7 @@ class Worker:
         self.transport = transport
         self.llm = llm
         self.kinds = kinds
+        self.user_ids = None if user_ids is None else [str(u) for u in user_ids]
         self.concurrency = concurrency
         self.lease = float(lease)
         self.name = worker_name or default_worker_name()
@@ -351,6 +353,7 @@ class Worker:
                 "p_worker": self.name,
                 "p_limit": limit,
                 "p_lease": f"{self.lease} seconds",
+                "p_user_ids": self.user_ids,
             },
         ) or []
         jobs = [ClaimedJob.from_row(row) for row in rows]

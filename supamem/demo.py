@@ -14,7 +14,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg.types.json import Jsonb
+
+from jobs.handlers import describe_llm, make_llm
+from jobs.transport import PsycopgTransport
+from jobs.worker import Worker
 
 from .conversation_store import CURRENT, ConversationStore
 from .db import Database, database_url
@@ -197,7 +200,7 @@ def tenant_story(db: Database, identity: Identity) -> None:
 
 
 def memory_story(db: Database) -> None:
-    title(7, "Long-term memory: only from the primary profile, deduplicated, superseded, selected")
+    title(7, "Long-term memory, written by the extraction worker")
     with closing(owner_connection()) as owner:
         luz = sign_up(owner, "luz@demo.supamem.dev")
     db.call("register_user", user_id=luz)
@@ -209,42 +212,58 @@ def memory_story(db: Database) -> None:
         )[0]["id"]
     profiled = db.call_as(luz, "create_conversation", profile_id=profile, mode="astro")[0]
     generic = db.call_as(luz, "create_conversation", mode="chat")[0]
+    llm = make_llm()
+    transport = PsycopgTransport(db)
 
-    def turn(conversation: dict[str, Any], text: str) -> int:
-        row = db.call_as(luz, "add_turn", conversation_id=conversation["id"], user_content=text,
-                         assistant_content="Noted!")[0]
-        return int(row["user_message_id"])
+    def chat(conversation: dict[str, Any], *questions: str) -> None:
+        for question in questions:
+            db.call_as(luz, "add_turn", conversation_id=conversation["id"], user_content=question,
+                       assistant_content="Noted!")
+            show(f"Luz: {question}")
 
-    def extract(message_id: int, content: str, kind: str, confidence: float = 0.85) -> str:
-        rows = db.call("apply_extraction", source_message_id=message_id, user_id=luz,
-                       memories=Jsonb([{"content": content, "type": kind, "confidence": confidence}]))
-        return str(rows[0]["outcome"])
+    def work() -> None:
+        summary = Worker(transport, llm, concurrency=2, lease=60, user_ids=[luz]).run(once=True)
+        done = ", ".join(f"{n} {kind}" for (kind, outcome), n in sorted(summary.counts.items()) if outcome == "done")
+        say(f"The worker ({describe_llm(llm)}: rule-based, no network) ran {done or 'nothing'}.")
 
-    say("Luz chats from her main profile. An extraction (the LLM job's output) is applied in SQL,")
-    say("which checks seed 004's gate, dedups and records history:")
-    outcome = extract(turn(profiled, "I'm training for the Auckland marathon in March"),
-                      "Is training for the Auckland marathon in March", "goal")
-    check(outcome == "added", f"from the profile conversation: {outcome}")
-    outcome = extract(turn(generic, "I'm training for a marathon"), "Is training for a marathon", "goal")
-    check(outcome.startswith("skipped"), f"from a generic chat: {outcome}")
-    outcome = extract(turn(profiled, "Reminder: the Auckland marathon in March!"),
-                      "Is training for the Auckland marathon in March!", "goal", 0.95)
-    check(outcome == "duplicate", "a near-duplicate raises the reference count instead of a second copy")
-    extract(turn(profiled, "My sister Ana lives in Wellington"), "Sister Ana lives in Wellington", "relationship")
-    old = db.call_as(luz, "search_memories", query="wellington")[0]
-    new = db.call_as(luz, "revise_memory", memory_id=old["id"], content="Sister Ana moved to Christchurch")[0]
-    check(True, f'a contradiction supersedes: "{old["content"]}" → "{new["content"]}"')
-    context = db.call_as(luz, "prompt_context", conversation_id=profiled["id"], query="What should I eat before the race?")
-    memories = context[0]["prompt_context"]["memories"]
-    say("The prompt context (one round trip) now carries the selected memories, pinned first, then")
-    say("by seed 004's score, at most 10 and within the token budget:")
-    show("## What You Know About the User\n" + "\n".join(f"- {m['content']}" for m in memories))
-    check(len(memories) == 2, "two live memories; the superseded fact is not among them")
+    def memories() -> list[dict[str, Any]]:
+        return db.call_as(luz, "search_memories", status="all")
+
+    say("Luz chats from her main profile; every answer queues an extraction job in the database")
+    say("(seed 004's gate: primary profile, remember on, her own message). A generic chat queues none.")
+    chat(profiled, "I'm training for the Auckland marathon in March", "I live in Wellington",
+         "Any tips for long runs?")
+    chat(generic, "I'm training for a triathlon too")
+    work()
+    live = [m for m in memories() if m["active"]]
+    show("\n".join(f"[{m['type']}] {m['content']}" for m in live))
+    check(len(live) == 2, "two memories from the profile conversation, none from the generic chat")
+    check(db.call_as(luz, "turn_history", conversation_id=generic["id"]) != [], "the generic chat itself is kept")
+
+    chat(profiled, "Did I say I'm training for the Auckland marathon in March?", "I moved to Christchurch")
+    work()
+    stored = memories()
+    marathon = [m for m in stored if "marathon" in m["content"]]
+    check(len(marathon) == 1, "the repeated goal is not stored twice")
+    old = next(m for m in stored if m["content"] == "Lives in Wellington")
+    new = next(m for m in stored if m["id"] == old["superseded_by"])
+    check(not old["active"], f'the contradiction supersedes: "{old["content"]}" → "{new["content"]}"')
+
+    context = db.call_as(luz, "prompt_context", conversation_id=profiled["id"], query="Where should I train?")[0]
+    context = context["prompt_context"]
+    say("The prompt context, one round trip: memories (pinned first, then seed 004's score, at most")
+    say("10, within the token budget), the summary of turns 1-4, and the title the worker gave:")
+    show("## What You Know About the User\n" + "\n".join(f"- {m['content']}" for m in context["memories"]))
+    summary = context["conversation_summary"]
+    show(f"## Conversation so far (turns {summary['from_turn']}-{summary['to_turn']})\n{summary['summary']}")
+    with db.as_user(luz) as tx:
+        name = tx.execute("select title from memory.conversations where id = %s", [profiled["id"]])[0]["title"]
+    check(name is not None, f'the worker titled the conversation: "{name}"')
     with db.as_user(luz) as tx:
         events = tx.execute("select event, coalesce(new_content, '') as content from memory.memory_events"
                             " where user_id = %s order by id", [luz])
     show("\n".join(f"{e['event']:>10}  {e['content']}" for e in events))
-    check(len(events) >= 5, "every change is in the append-only history")
+    check(any(e["event"] == "supersede" for e in events), "every change is in the append-only history")
 
 
 def main() -> None:

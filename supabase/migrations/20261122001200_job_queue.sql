@@ -82,9 +82,11 @@ $$;
 grant execute on function memory_private.enqueue(text, jsonb, text, uuid, timestamptz, boolean) to service_role;
 
 -- Why: workers take a batch of the kinds they handle; `skip locked` lets many workers claim
--- concurrently without waiting on or double-taking a job.
+-- concurrently without waiting on or double-taking a job. p_user_ids keeps a worker to some users'
+-- work (a tenant's dedicated worker, a demo that must not touch anyone else's jobs).
 create function memory.claim_jobs(
-    p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null
+    p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null,
+    p_user_ids uuid[] default null
 )
 returns table (id bigint, kind text, payload jsonb, user_id uuid, attempts integer, leased_until timestamptz)
 language plpgsql
@@ -100,6 +102,7 @@ begin
     with claimable as (
         select j.id from memory_private.jobs as j
         where j.status = 'queued' and j.run_after <= now() and j.kind = any(p_kinds)
+            and (p_user_ids is null or j.user_id = any(p_user_ids))
         order by j.run_after, j.id
         limit p_limit
         for update skip locked
@@ -112,7 +115,7 @@ begin
     returning j.id, j.kind, j.payload, j.user_id, j.attempts, j.leased_until;
 end
 $$;
-grant execute on function memory.claim_jobs(text[], text, integer, interval) to service_role;
+grant execute on function memory.claim_jobs(text[], text, integer, interval, uuid[]) to service_role;
 
 -- Why: every write of a job's outcome goes through here first: the job must still be running
 -- under this worker's lease, else the worker lost it (a slow worker whose job was reclaimed) and
