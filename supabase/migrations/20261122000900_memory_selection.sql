@@ -148,49 +148,4 @@ as $$
 $$;
 grant execute on function memory.mark_memories_used(bigint, uuid[]) to authenticated, service_role;
 
--- The one round trip for a prompt now also carries the memories: only for a conversation whose
--- selected profile is its owner's primary one and whose "remember" toggle is on (seed 004: the
--- handlers check the profile before injecting memories). Selecting records the use.
-drop function memory.prompt_context(uuid, text, integer);
-create function memory.prompt_context(
-    p_conversation_id uuid,
-    p_query text default null,
-    p_max_turns integer default 10,
-    p_memory_limit integer default null,
-    p_token_budget integer default null
-)
-returns jsonb
-language plpgsql
-stable
-set search_path = ''
-as $$
-declare
-    v_conversation memory.conversations;
-    v_memories jsonb := '[]';
-begin
-    select c.* into v_conversation from memory.conversations as c where c.id = p_conversation_id;
-    if found and v_conversation.remember and exists (
-        select 1 from memory.profiles as p
-        where p.id = v_conversation.profile_id and p.user_id = v_conversation.user_id and p.is_primary
-    ) then
-        select coalesce(jsonb_agg(to_jsonb(s)), '[]') into v_memories
-        from memory.select_memories(
-            v_conversation.user_id, v_conversation.profile_id, p_query, p_memory_limit, p_token_budget
-        ) as s;
-    end if;
-    return jsonb_build_object(
-        'conversation_id', p_conversation_id,
-        'history', coalesce(
-            (select jsonb_agg(to_jsonb(h) order by h.turn_number)
-            from memory.turn_history(p_conversation_id, p_max_turns) as h),
-            '[]'
-        ),
-        'referenced_turn',
-        (select to_jsonb(r) from memory.resolve_reference(p_conversation_id, p_query, p_max_turns) as r),
-        'memories', v_memories
-    );
-end
-$$;
-grant execute on function memory.prompt_context(uuid, text, integer, integer, integer) to authenticated, service_role;
-
 revoke execute on all routines in schema memory, memory_private from public;

@@ -132,6 +132,38 @@ memory.yearly_comparisons to authenticated;
 grant select, insert, update, delete on memory.conversation_summaries, memory.weekly_summaries,
 memory.monthly_summaries, memory.yearly_comparisons to service_role;
 
+-- Why: the one place an extraction job is queued, for the turn trigger and for requests alike;
+-- it re-checks the gate, and a signed-in caller may only queue their own messages.
+create function memory_private.enqueue_extraction(p_message_id bigint)
+returns bigint
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_message memory.messages;
+    v_author uuid;
+begin
+    select m.* into v_message from memory.messages as m where m.id = p_message_id and m.role = 'user';
+    if not found then
+        return null;
+    end if;
+    v_author := coalesce(v_message.author_id, v_message.user_id);
+    if (select auth.uid()) is not null and (select auth.uid()) <> v_author then
+        return null;
+    end if;
+    if memory_private.memory_gate(v_author, v_message.id) is not null then
+        return null;
+    end if;
+    return memory_private.enqueue(
+        'extract',
+        jsonb_build_object('source_message_id', v_message.id, 'conversation_id', v_message.conversation_id),
+        'message:' || v_message.id, v_author
+    );
+end
+$$;
+grant execute on function memory_private.enqueue_extraction(bigint) to authenticated, service_role;
+
 -- Why: seed 004's fire-and-forget after the assistant answers, done in the database so no app
 -- path can forget it: extraction when the gate is open for the turn's author, a conversation
 -- summary every summary_interval turns, a title after the first turn. Dedup keys make a
@@ -143,22 +175,11 @@ security definer
 set search_path = ''
 as $$
 declare
-    v_question memory.messages;
-    v_author uuid;
     v_interval integer := (memory_private.setting('summary_interval'))::integer;
 begin
-    select m.* into v_question from memory.messages as m
+    perform memory_private.enqueue_extraction(m.id)
+    from memory.messages as m
     where m.conversation_id = new.conversation_id and m.turn_number = new.turn_number and m.role = 'user';
-    if found then
-        v_author := coalesce(v_question.author_id, v_question.user_id);
-        if memory_private.memory_gate(v_author, v_question.id) is null then
-            perform memory_private.enqueue(
-                'extract',
-                jsonb_build_object('source_message_id', v_question.id, 'conversation_id', new.conversation_id),
-                'message:' || v_question.id, v_author
-            );
-        end if;
-    end if;
     if new.turn_number % v_interval = 0 then
         perform memory_private.enqueue(
             'summarize_conversation',

@@ -304,10 +304,13 @@ end
 $$;
 grant execute on function memory.finish_year_comparison(bigint, text, text, jsonb) to service_role;
 
--- The prompt context gains the latest conversation summary and the profile's current weekly and
--- monthly summaries (the newest stored ones). It only reads: the memories it returns are counted
--- as used when the answer is stored with their ids.
-create or replace function memory.prompt_context(
+-- The one round trip for a prompt now carries the memories and summaries too: memories only for a
+-- conversation whose selected profile is its owner's primary one and whose "remember" toggle is
+-- on (seed 004: the handlers check the profile before injecting memories), the latest
+-- conversation summary, and the profile's newest weekly and monthly summaries. It only reads: the
+-- memories it returns are counted as used when the answer is stored with their ids.
+drop function memory.prompt_context(uuid, text, integer);
+create function memory.prompt_context(
     p_conversation_id uuid,
     p_query text default null,
     p_max_turns integer default 10,
@@ -363,6 +366,7 @@ begin
     );
 end
 $$;
+grant execute on function memory.prompt_context(uuid, text, integer, integer, integer) to authenticated, service_role;
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-reap-leases', '* * * * *', 'select memory_private.reap_expired_leases()'),
