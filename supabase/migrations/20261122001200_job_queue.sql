@@ -270,32 +270,35 @@ $$;
 grant execute on function memory_private.prune_finished_jobs() to service_role;
 
 -- Why: observability (seed 004): queue depth, age of the oldest waiting job, failures and
--- latency by kind, and token usage, in one call for dashboards and alerts.
+-- latency by kind, and token usage. A view for dashboards and SQL alerts; memory.job_stats()
+-- serves it to workers and the Data API (the private schema is not exposed).
+create view memory_private.job_stats with (security_invoker = true) as
+select
+    j.kind,
+    count(*) filter (where j.status = 'queued') as queued,
+    count(*) filter (where j.status = 'running') as running,
+    count(*) filter (where j.status = 'dead') as dead,
+    count(*) filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour') as done_last_hour,
+    now() - min(j.created_at) filter (where j.status = 'queued') as oldest_queued_age,
+    count(*) filter (where j.failed_at > now() - interval '1 hour') as retries_last_hour,
+    percentile_cont(0.5) within group (order by j.finished_at - j.created_at)
+    filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour') as p50_latency,
+    percentile_cont(0.95) within group (order by j.finished_at - j.created_at)
+    filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour') as p95_latency,
+    coalesce(
+        sum((j.usage ->> 'total_tokens')::bigint) filter (where j.finished_at > now() - interval '1 hour'), 0
+    ) as tokens_last_hour
+from memory_private.jobs as j
+group by j.kind;
+grant select on memory_private.job_stats to service_role;
+
 create function memory.job_stats()
-returns table (
-    kind text, queued bigint, running bigint, dead bigint, done_last_hour bigint, oldest_queued_age interval,
-    retries_last_hour bigint, p50_latency interval, p95_latency interval, tokens_last_hour bigint
-)
+returns setof memory_private.job_stats
 language sql
 stable
 set search_path = ''
 as $$
-    select
-        j.kind,
-        count(*) filter (where j.status = 'queued'),
-        count(*) filter (where j.status = 'running'),
-        count(*) filter (where j.status = 'dead'),
-        count(*) filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour'),
-        now() - min(j.created_at) filter (where j.status = 'queued'),
-        count(*) filter (where j.failed_at > now() - interval '1 hour'),
-        percentile_cont(0.5) within group (order by j.finished_at - j.created_at)
-        filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour'),
-        percentile_cont(0.95) within group (order by j.finished_at - j.created_at)
-        filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour'),
-        coalesce(sum((j.usage ->> 'total_tokens')::bigint) filter (where j.finished_at > now() - interval '1 hour'), 0)
-    from memory_private.jobs as j
-    group by j.kind
-    order by j.kind
+    select * from memory_private.job_stats order by kind
 $$;
 grant execute on function memory.job_stats() to service_role;
 
