@@ -10,7 +10,11 @@ insert into memory_private.settings (key, value, description) values
 ('job_backoff_base', '"10 seconds"', 'First retry delay; each further attempt doubles it.'),
 ('job_backoff_max', '"1 hour"', 'Longest retry delay.'),
 ('job_lease', '"5 minutes"', 'Default lease of a claimed job.'),
-('job_retention', '"14 days"', 'Finished jobs are kept this long for the stats view.');
+('job_retention', '"14 days"', 'Finished jobs are kept this long for the stats view.'),
+(
+    'job_kinds', '["extract", "summarize_conversation", "title", "summarize_week", "summarize_month", "compare_year"]',
+    'Kinds of job the database queues; an app that runs no workers sets [] and nothing piles up.'
+);
 
 create table memory_private.jobs (
     id bigint generated always as identity primary key,
@@ -45,7 +49,7 @@ comment on table memory_private.jobs is 'Work for the Python jobs: extraction, s
 
 -- Why: one way in for every producer (triggers, pg_cron, on-demand RPCs). With p_replace a
 -- finished or dead job of the same key is queued again (regenerating a month); a queued or
--- running one is left alone.
+-- running one is left alone. Kinds missing from the job_kinds setting are not queued at all.
 create function memory_private.enqueue(
     p_kind text,
     p_payload jsonb,
@@ -62,6 +66,9 @@ as $$
 declare
     v_id bigint;
 begin
+    if not memory_private.setting('job_kinds') ? p_kind then
+        return null;
+    end if;
     insert into memory_private.jobs (kind, payload, dedup_key, user_id, run_after, max_attempts)
     values (
         p_kind, coalesce(p_payload, '{}'), p_dedup_key, p_user_id, coalesce(p_run_after, now()),
