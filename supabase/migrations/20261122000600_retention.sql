@@ -79,8 +79,9 @@ alter table memory_private.schedules enable row level security;
 grant select, insert, update, delete on memory_private.schedules to service_role;
 
 -- Why: registering must be repeatable (cron.schedule upserts by name), so a migration, a reset or
--- an operator can run this any number of times and still have each job exactly once. It runs as
--- the owner because the cron schema is not the service role's.
+-- an operator can run this any number of times and still have each job exactly once; a kit job
+-- whose row was deleted is unscheduled. It runs as the owner because the cron schema is not the
+-- service role's.
 create function memory_private.schedule_jobs()
 returns integer
 language plpgsql
@@ -95,6 +96,10 @@ begin
         perform cron.schedule(v_job.name, v_job.schedule, v_job.command);
         v_count := v_count + 1;
     end loop;
+    perform cron.unschedule(j.jobname)
+    from cron.job as j
+    where j.jobname like 'supamem-%'
+        and not exists (select 1 from memory_private.schedules as s where s.name = j.jobname);
     return v_count;
 end
 $$;

@@ -86,8 +86,9 @@ comment on column memory.memories.superseded_by is 'The memory that replaced thi
 -- Why: seed 004's key rule. A conversation may create a memory for a user only when the profile
 -- that user selected in it is their primary profile, they wrote the source message, the
 -- conversation's "remember" toggle is on (off by default in swiss mode) and they have not paused
--- memory. Generic chats (no profile) never do. Returns the reason when it says no.
-create function memory_private.memory_gate(p_user_id uuid, p_message_id bigint)
+-- memory. Generic chats (no profile) never do. Returns the reason when it says no. Internal (the
+-- turn trigger asks it about any participant); callers go through memory_gate.
+create function memory_private.gate_reason(p_user_id uuid, p_message_id bigint)
 returns text
 language plpgsql
 stable
@@ -99,10 +100,6 @@ declare
     v_conversation memory.conversations;
     v_profile_id uuid;
 begin
-    -- Signed-in callers may only ask about themselves; anything else reads as not found.
-    if (select auth.uid()) is not null and p_user_id is distinct from (select auth.uid()) then
-        return 'source message not found';
-    end if;
     select m.* into v_message from memory.messages as m where m.id = p_message_id;
     if not found then
         return 'source message not found';
@@ -131,6 +128,23 @@ begin
         return 'the user has paused memory';
     end if;
     return null;
+end
+$$;
+
+-- Why: the gate as callers may ask it: a signed-in caller only about themselves (anything else
+-- reads as not found, so it reveals nothing of other users).
+create function memory_private.memory_gate(p_user_id uuid, p_message_id bigint)
+returns text
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+    if (select auth.uid()) is not null and p_user_id is distinct from (select auth.uid()) then
+        return 'source message not found';
+    end if;
+    return memory_private.gate_reason(p_user_id, p_message_id);
 end
 $$;
 grant execute on function memory_private.memory_gate(uuid, bigint) to authenticated, service_role;

@@ -79,7 +79,8 @@ begin
     if v_id is null and p_replace then
         update memory_private.jobs as j
         set status = 'queued', payload = coalesce(p_payload, '{}'), attempts = 0, run_after = coalesce(p_run_after, now()),
-            last_error = null, result = null, usage = null, worker = null, started_at = null, finished_at = null
+            last_error = null, failed_at = null, result = null, usage = null, worker = null, started_at = null,
+            finished_at = null, created_at = now()
         where j.kind = p_kind and j.dedup_key = p_dedup_key and j.status in ('done', 'dead')
         returning j.id into v_id;
     end if;
@@ -192,10 +193,12 @@ set search_path = ''
 as $$
 declare
     v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
-    v_delay interval := coalesce(p_retry_after, least(
-        (memory_private.setting('job_backoff_max') #>> '{}')::interval,
-        (memory_private.setting('job_backoff_base') #>> '{}')::interval * power(2, greatest(v_job.attempts - 1, 0))
-    ));
+    -- Capped in seconds before doubling can overflow an interval (many attempts).
+    v_delay interval := coalesce(p_retry_after, make_interval(secs => least(
+        extract(epoch from (memory_private.setting('job_backoff_max') #>> '{}')::interval),
+        extract(epoch from (memory_private.setting('job_backoff_base') #>> '{}')::interval)
+        * power(2::numeric, greatest(v_job.attempts - 1, 0))
+    )::double precision));
     v_status text := case when v_job.attempts >= v_job.max_attempts then 'dead' else 'queued' end;
 begin
     update memory_private.jobs as j
@@ -294,7 +297,7 @@ select
     filter (where j.status = 'done' and j.finished_at > now() - interval '1 hour') as p95_latency,
     coalesce(
         sum((j.usage ->> 'total_tokens')::bigint) filter (where j.finished_at > now() - interval '1 hour'), 0
-    ) as tokens_last_hour
+    )::bigint as tokens_last_hour
 from memory_private.jobs as j
 group by j.kind;
 grant select on memory_private.job_stats to service_role;

@@ -132,9 +132,11 @@ memory.yearly_comparisons to authenticated;
 grant select, insert, update, delete on memory.conversation_summaries, memory.weekly_summaries,
 memory.monthly_summaries, memory.yearly_comparisons to service_role;
 
--- Why: the one place an extraction job is queued, for the turn trigger and for requests alike;
--- it re-checks the gate, and a signed-in caller may only queue their own messages.
-create function memory_private.enqueue_extraction(p_message_id bigint)
+-- Why: the one place an extraction job is queued, for the turn trigger and for requests alike:
+-- the gate is checked for the message's author (in together mode, a participant), a message
+-- already extracted queues nothing, and a finished job of a message that was never extracted
+-- (skipped while the gate was closed) is queued again. Internal: callers use enqueue_extraction.
+create function memory_private.queue_extraction(p_message_id bigint)
 returns bigint
 language plpgsql
 security definer
@@ -145,21 +147,35 @@ declare
     v_author uuid;
 begin
     select m.* into v_message from memory.messages as m where m.id = p_message_id and m.role = 'user';
-    if not found then
+    if not found or exists (select 1 from memory.memory_extractions as e where e.source_message_id = p_message_id) then
         return null;
     end if;
     v_author := coalesce(v_message.author_id, v_message.user_id);
-    if (select auth.uid()) is not null and (select auth.uid()) <> v_author then
-        return null;
-    end if;
-    if memory_private.memory_gate(v_author, v_message.id) is not null then
+    if memory_private.gate_reason(v_author, v_message.id) is not null then
         return null;
     end if;
     return memory_private.enqueue(
         'extract',
         jsonb_build_object('source_message_id', v_message.id, 'conversation_id', v_message.conversation_id),
-        'message:' || v_message.id, v_author
+        'message:' || v_message.id, v_author, null, true
     );
+end
+$$;
+
+-- Why: extraction on request: a signed-in caller may only queue messages they wrote.
+create function memory_private.enqueue_extraction(p_message_id bigint)
+returns bigint
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    if (select auth.uid()) is not null and (select auth.uid()) is distinct from (
+        select coalesce(m.author_id, m.user_id) from memory.messages as m where m.id = p_message_id
+    ) then
+        return null;
+    end if;
+    return memory_private.queue_extraction(p_message_id);
 end
 $$;
 grant execute on function memory_private.enqueue_extraction(bigint) to authenticated, service_role;
@@ -177,7 +193,7 @@ as $$
 declare
     v_interval integer := (memory_private.setting('summary_interval'))::integer;
 begin
-    perform memory_private.enqueue_extraction(m.id)
+    perform memory_private.queue_extraction(m.id)
     from memory.messages as m
     where m.conversation_id = new.conversation_id and m.turn_number = new.turn_number and m.role = 'user';
     if new.turn_number % v_interval = 0 then
@@ -361,9 +377,20 @@ begin
     if v_user is null or ((select auth.uid()) is not null and v_user <> (select auth.uid())) then
         raise exception using errcode = 'P0002', message = 'profile not found';
     end if;
+    if p_month is null or p_month not between 1 and 12 or p_year is null or p_year not between 1971 and 9999 then
+        raise exception using errcode = '22023', message = 'year and month out of range';
+    end if;
+    -- Nothing to compose without both months, nothing to do when the comparison is stored.
+    if (select count(*) from memory.monthly_summaries as m
+        where m.profile_id = p_profile_id and m.month = p_month and m.year in (p_year - 1, p_year)) < 2
+        or exists (select 1 from memory.yearly_comparisons as y
+            where y.profile_id = p_profile_id and y.year = p_year and y.month = p_month) then
+        return null;
+    end if;
+    -- A dead or deleted-result job is queued again: the app asking again is the retry.
     return memory_private.enqueue(
         'compare_year', jsonb_build_object('profile_id', p_profile_id, 'year', p_year, 'month', p_month),
-        format('compare:%s:%s-%s', p_profile_id, p_year, p_month), v_user
+        format('compare:%s:%s-%s', p_profile_id, p_year, p_month), v_user, null, true
     );
 end
 $$;
