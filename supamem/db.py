@@ -13,8 +13,11 @@ Python calls the RPC functions in schema `memory`; `call()` builds
 
 Connection handling:
 - the pool opens lazily on first use, waiting up to `connect_timeout` for `min_size`
-  connections; `check=ConnectionPool.check_connection` replaces connections that died (a
-  database restart) when they are checked out;
+  connections; connections that died (a database restart) are replaced when they are checked
+  out: `transaction()` pings its connection first, a single call pings one idle for more than
+  `check_idle` seconds and retries once a statement a shutdown cut off (it did not commit);
+- connections are in autocommit: a single RPC call (`call`, `call_one`, `call_value`) is one
+  statement and one round trip, atomic on its own; `transaction()` opens an explicit one;
 - when no connection can be had within `timeout` (the database is down), the pool is retired
   and a circuit opens for `retry_interval` seconds: calls in that window fail at once with
   `DatabaseUnavailableError` (the fallback answers in microseconds instead of waiting on a
@@ -34,9 +37,10 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -51,6 +55,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
 SCHEMA = "memory"
+
+#: SQLSTATEs of a backend terminated by a shutdown or restart: the statement did not commit.
+_TERMINATED = frozenset({"57P01", "57P02", "57P03"})
+T = TypeVar("T")
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,60}$")
 
@@ -139,6 +147,8 @@ class Database:
             (Supavisor transaction mode).
         role_per_transaction: set `service_role` with `set local` in each transaction instead of
             once per connection (Supavisor transaction mode).
+        check_idle: a connection idle for longer than this many seconds is pinged on checkout
+            (one that was just used is not, which saves a round trip per call).
     """
 
     def __init__(
@@ -154,6 +164,7 @@ class Database:
         prepare_threshold: int | None = 5,
         role_per_transaction: bool = False,
         application_name: str = "supamem",
+        check_idle: float = 5.0,
     ) -> None:
         self.url = url or database_url()
         self.min_size = min_size
@@ -164,6 +175,8 @@ class Database:
         self.prepare_threshold = prepare_threshold
         self.role_per_transaction = role_per_transaction
         self.application_name = application_name
+        self.check_idle = check_idle
+        self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
         self._unavailable_until = 0.0
@@ -177,7 +190,6 @@ class Database:
         conn.prepare_threshold = self.prepare_threshold
         if not self.role_per_transaction:
             conn.execute("set role service_role")
-            conn.commit()
 
     def _new_pool(self) -> ConnectionPool[psycopg.Connection[dict[str, Any]]]:
         return ConnectionPool(
@@ -187,11 +199,11 @@ class Database:
             open=False,
             timeout=self.timeout,
             configure=self._configure,
-            check=ConnectionPool.check_connection,
             name="supamem",
             kwargs={
                 "row_factory": dict_row,
-                "autocommit": False,
+                # One statement is its own transaction; transaction() opens explicit ones.
+                "autocommit": True,
                 "connect_timeout": max(1, round(self.connect_timeout)),
                 "application_name": self.application_name,
             },
@@ -259,6 +271,38 @@ class Database:
 
     # -- transactions ---------------------------------------------------------------------
 
+    def _getconn(self, pool: ConnectionPool[Any], idle: float) -> psycopg.Connection[dict[str, Any]]:
+        """A connection, pinged first when it sat idle for more than `idle` seconds; one that
+        fails the ping (killed by a restart) is handed back, and the pool replaces it."""
+        for _ in range(self.max_size + 1):
+            conn = pool.getconn()
+            if time.monotonic() - self._last_used.get(conn, 0.0) <= idle:
+                return conn
+            try:
+                conn.execute("")
+                return conn
+            except psycopg.Error:
+                pool.putconn(conn)
+        return pool.getconn()
+
+    @contextmanager
+    def _checkout(self, *, idle: float) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        pool = self._get_pool()
+        try:
+            conn = self._getconn(pool, idle)
+        except psycopg.Error as exc:  # no connection within `timeout`: the database is down
+            self._retire(pool)
+            raise from_psycopg(exc) from exc
+        # A connection that breaks mid-call fails only this call (as DatabaseUnavailableError);
+        # putconn discards it and the next checkout decides.
+        try:
+            yield conn
+            self._last_used[conn] = time.monotonic()
+        except psycopg.Error as exc:
+            raise from_psycopg(exc) from exc
+        finally:
+            pool.putconn(conn)
+
     @contextmanager
     def transaction(self, *, as_user: UUID | str | None = None) -> Iterator[Transaction]:
         """One transaction acting as service_role, or as the signed-in user `as_user`.
@@ -266,27 +310,33 @@ class Database:
         Commits when the block ends, rolls back on an exception. psycopg and pool errors come
         out as `SupamemError` subclasses.
         """
-        pool = self._get_pool()
-        try:
-            conn = pool.getconn()
-        except psycopg.Error as exc:  # no connection within `timeout`: the database is down
-            self._retire(pool)
-            raise from_psycopg(exc) from exc
-        # A connection that breaks mid-transaction fails only this call (as
-        # DatabaseUnavailableError); putconn discards it and the next checkout decides.
-        try:
-            with conn.transaction():
-                if as_user is not None:
-                    claims = json.dumps({"sub": str(UUID(str(as_user))), "role": "authenticated"})
-                    conn.execute("set local role authenticated")
-                    conn.execute("select set_config('request.jwt.claims', %s, true)", [claims])
-                elif self.role_per_transaction:
-                    conn.execute("set local role service_role")
-                yield Transaction(conn)
-        except psycopg.Error as exc:
-            raise from_psycopg(exc) from exc
-        finally:
-            pool.putconn(conn)
+        with self._checkout(idle=0.0) as conn, conn.transaction():
+            if as_user is not None:
+                claims = json.dumps({"sub": str(UUID(str(as_user))), "role": "authenticated"})
+                conn.execute(
+                    "select set_config('role', 'authenticated', true), set_config('request.jwt.claims', %s, true)",
+                    [claims],
+                )
+            elif self.role_per_transaction:
+                conn.execute("set local role service_role")
+            yield Transaction(conn)
+
+    def _single(self, work: Callable[[Transaction], T]) -> T:
+        """Run one RPC call as one statement: atomic on its own, so no BEGIN/COMMIT round trips,
+        and no ping of a connection used moments ago. A statement cut off by a server shutdown
+        or restart (57P01-57P03) cannot have committed, so it is tried once more on a fresh
+        connection."""
+        if self.role_per_transaction:  # the role must be set inside a transaction
+            with self.transaction() as tx:
+                return work(tx)
+        for attempt in (1, 2):
+            try:
+                with self._checkout(idle=self.check_idle) as conn:
+                    return work(Transaction(conn))
+            except DatabaseUnavailableError as exc:
+                if attempt == 2 or exc.sqlstate not in _TERMINATED:
+                    raise
+        raise AssertionError("unreachable")
 
     def as_user(self, user_id: UUID | str) -> Any:
         """`with db.as_user(uid) as tx:` — a transaction acting as that Supabase Auth user."""
@@ -295,17 +345,14 @@ class Database:
     # -- one-call helpers -----------------------------------------------------------------
 
     def call(self, function: str, /, **params: Any) -> list[dict[str, Any]]:
-        """Call `memory.<function>` as service_role in its own transaction; rows as dicts."""
-        with self.transaction() as tx:
-            return tx.call(function, **params)
+        """Call `memory.<function>` as service_role (one statement, atomic); rows as dicts."""
+        return self._single(lambda tx: tx.call(function, **params))
 
     def call_one(self, function: str, /, **params: Any) -> dict[str, Any] | None:
-        with self.transaction() as tx:
-            return tx.call_one(function, **params)
+        return self._single(lambda tx: tx.call_one(function, **params))
 
     def call_value(self, function: str, /, **params: Any) -> Any:
-        with self.transaction() as tx:
-            return tx.call_value(function, **params)
+        return self._single(lambda tx: tx.call_value(function, **params))
 
     def call_as(self, user_id: UUID | str, function: str, /, **params: Any) -> list[dict[str, Any]]:
         """Call `memory.<function>` as the signed-in Supabase Auth user `user_id`."""
@@ -315,8 +362,7 @@ class Database:
     def ping(self) -> bool:
         """True when a round trip to the database succeeds."""
         try:
-            with self.transaction() as tx:
-                tx.execute("select 1")
+            self._single(lambda tx: tx.execute("select 1"))
             return True
         except SupamemError:
             return False

@@ -114,3 +114,19 @@ def test_unreachable_database_fails_fast_then_retries(closed_port_url, database_
         db.close()
     with pytest.raises(DatabaseUnavailableError, match="closed"):
         db.call("count_messages", conversation_id=uuid4())
+
+
+def test_a_single_call_survives_its_connection_being_terminated(database_url, superuser):
+    """One RPC call is one autocommit statement; cut off by a shutdown (57P01) it cannot have
+    committed, so it runs again on a fresh connection instead of failing."""
+    db = Database(database_url, min_size=1, max_size=1, timeout=5.0)
+    try:
+        first = db.call_value("create_session", user_id=db.call_value("user_id_for", external_id="terminated"))
+        with db.transaction() as tx:
+            pid = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
+        superuser.execute("select pg_terminate_backend(%s)", [pid])
+        assert db.call_value("count_messages", conversation_id=first) == 0  # no error: retried
+        with db.transaction() as tx:
+            assert tx.execute("select pg_backend_pid() as pid")[0]["pid"] != pid
+    finally:
+        db.close()
