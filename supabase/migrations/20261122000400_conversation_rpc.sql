@@ -260,6 +260,22 @@ insert into memory.reference_phrases (phrase, position, language) values
 
 -- Why: a query such as "tell me more about yung una" names a turn; the longest phrase found as
 -- whole words wins, so "the first one" is not read as "first" and "una" not inside "unang".
+-- Returns the phrase's position (1 = first shown, -1 = latest), or null.
+create function memory_private.reference_position(p_text text)
+returns integer
+language sql
+stable
+set search_path = ''
+as $$
+    select r.position
+    from memory.reference_phrases as r
+    where lower(regexp_replace(p_text, '[[:space:]]+', ' ', 'g'))
+        ~ ('(^|[^[:alnum:]])' || regexp_replace(r.phrase, '([^[:alnum:] ])', '\\\1', 'g') || '($|[^[:alnum:]])')
+    order by length(r.phrase) desc, r.phrase
+    limit 1
+$$;
+grant execute on function memory_private.reference_position(text) to authenticated, service_role;
+
 create function memory.resolve_reference(p_conversation_id uuid, p_text text, p_max_turns integer default 10)
 returns setof memory.turns
 language plpgsql
@@ -267,14 +283,8 @@ stable
 set search_path = ''
 as $$
 declare
-    v_text text := lower(regexp_replace(coalesce(p_text, ''), '[[:space:]]+', ' ', 'g'));
-    v_position integer;
+    v_position integer := memory_private.reference_position(p_text);
 begin
-    select r.position into v_position
-    from memory.reference_phrases as r
-    where v_text ~ ('(^|[^[:alnum:]])' || regexp_replace(r.phrase, '([^[:alnum:] ])', '\\\1', 'g') || '($|[^[:alnum:]])')
-    order by length(r.phrase) desc, r.phrase
-    limit 1;
     if v_position is null then
         return;
     end if;

@@ -326,6 +326,8 @@ declare
     v_conversation memory.conversations;
     v_memories jsonb := '[]';
     v_profiled boolean := false;
+    v_history jsonb;
+    v_position integer := memory_private.reference_position(p_query);
 begin
     select c.* into v_conversation from memory.conversations as c where c.id = p_conversation_id;
     v_profiled := found and v_conversation.remember and exists (
@@ -338,15 +340,16 @@ begin
             v_conversation.user_id, v_conversation.profile_id, p_query, p_memory_limit, p_token_budget
         ) as s;
     end if;
+    v_history := coalesce(
+        (select jsonb_agg(to_jsonb(h) order by h.turn_number)
+        from memory.turn_history(p_conversation_id, p_max_turns) as h),
+        '[]'
+    );
     return jsonb_build_object(
         'conversation_id', p_conversation_id,
-        'history', coalesce(
-            (select jsonb_agg(to_jsonb(h) order by h.turn_number)
-            from memory.turn_history(p_conversation_id, p_max_turns) as h),
-            '[]'
-        ),
-        'referenced_turn',
-        (select to_jsonb(r) from memory.resolve_reference(p_conversation_id, p_query, p_max_turns) as r),
+        'history', v_history,
+        -- The referenced turn comes from the window just built (resolve_reference's rule).
+        'referenced_turn', v_history -> (case when v_position > 0 then v_position - 1 else v_position end),
         'memories', v_memories,
         'conversation_summary', (
             select to_jsonb(s) from memory.conversation_summaries as s
