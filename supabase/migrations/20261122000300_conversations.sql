@@ -194,13 +194,17 @@ begin
     new.tenant_id := v_conversation.tenant_id;
     new.created_at := now();
     new.expires_at := now() + v_conversation.ttl;
-    update memory.conversations as c
-    set last_turn = v_next, updated_at = now(), expires_at = now() + c.ttl
-    where c.id = new.conversation_id;
-    if not v_join and v_conversation.window_turns is not null then
-        delete from memory.messages as m
-        where m.conversation_id = new.conversation_id
-            and m.turn_number <= v_next - v_conversation.window_turns;
+    -- Only a new turn moves the conversation (an answer joining its turn needs no second update),
+    -- and pushes exactly one turn out of the window: older ones left it on earlier turns.
+    if not v_join then
+        update memory.conversations as c
+        set last_turn = v_next, updated_at = now(), expires_at = now() + c.ttl
+        where c.id = new.conversation_id;
+        if v_conversation.window_turns is not null then
+            delete from memory.messages as m
+            where m.conversation_id = new.conversation_id
+                and m.turn_number = v_next - v_conversation.window_turns;
+        end if;
     end if;
     return new;
 end

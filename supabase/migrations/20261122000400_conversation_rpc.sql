@@ -260,17 +260,27 @@ insert into memory.reference_phrases (phrase, position, language) values
 
 -- Why: a query such as "tell me more about yung una" names a turn; the longest phrase found as
 -- whole words wins, so "the first one" is not read as "first" and "una" not inside "unang".
--- Returns the phrase's position (1 = first shown, -1 = latest), or null.
+-- The query's runs of one to four words are looked up by the phrases' primary key, so the cost
+-- does not grow with the number of phrases. Returns the position (1 = first shown, -1 = latest).
 create function memory_private.reference_position(p_text text)
 returns integer
 language sql
 stable
 set search_path = ''
 as $$
+    with words as (
+        select w.word, w.n
+        from unnest(regexp_split_to_array(
+            btrim(lower(regexp_replace(coalesce(p_text, ''), '[^[:alnum:]-]+', ' ', 'g'))), ' '
+        )) with ordinality as w (word, n)
+    )
     select r.position
-    from memory.reference_phrases as r
-    where lower(regexp_replace(p_text, '[[:space:]]+', ' ', 'g'))
-        ~ ('(^|[^[:alnum:]])' || regexp_replace(r.phrase, '([^[:alnum:] ])', '\\\1', 'g') || '($|[^[:alnum:]])')
+    from words as first_word
+    cross join generate_series(0, 3) as extra (k)
+    join memory.reference_phrases as r on r.phrase = (
+        select string_agg(w.word, ' ' order by w.n) from words as w
+        where w.n between first_word.n and first_word.n + extra.k
+    )
     order by length(r.phrase) desc, r.phrase
     limit 1
 $$;

@@ -14,19 +14,31 @@ begin
     if v_batch < 1 then
         raise exception using errcode = '22023', message = 'batch size must be positive';
     end if;
-    -- Messages go first: a conversation expires no earlier than its newest message.
-    with doomed as (
+    -- Messages go first: expired ones, and those of an expired conversation (which normally
+    -- expired with it). At most two batches' worth per call.
+    with expired as (
         select m.id from memory.messages as m
         where m.expires_at <= now() and (p_user_id is null or m.user_id = p_user_id)
         limit v_batch
         for update skip locked
+    ),
+    orphaned as (
+        select m.id from memory.conversations as c
+        join memory.messages as m on m.conversation_id = c.id
+        where c.expires_at <= now() and (p_user_id is null or c.user_id = p_user_id)
+        limit v_batch
+        for update of m skip locked
     )
-    delete from memory.messages as m using doomed where m.id = doomed.id;
+    delete from memory.messages as m
+    where m.id in (select e.id from expired as e union select o.id from orphaned as o);
     get diagnostics messages_deleted = row_count;
 
+    -- A conversation goes only once its messages have (in earlier batches), so a cascade never
+    -- turns one bounded batch into an unbounded delete.
     with doomed as (
         select c.id from memory.conversations as c
         where c.expires_at <= now() and (p_user_id is null or c.user_id = p_user_id)
+            and not exists (select 1 from memory.messages as m where m.conversation_id = c.id)
         limit v_batch
         for update skip locked
     )

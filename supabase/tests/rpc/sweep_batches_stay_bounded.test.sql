@@ -1,0 +1,36 @@
+-- memory.sweep_expired never lets a cascade turn one batch into an unbounded delete: an expired
+-- conversation goes only after its messages have, each call deleting at most two batches of
+-- messages (expired ones and those of expired conversations).
+begin;
+select plan(4);
+
+select tests.authenticate_as_service_role();
+select tests.remember('u', memory.user_id_for('sweep-bounded.u'));
+select tests.remember('c', (memory.create_conversation(tests.recall('u')::uuid, p_ttl => interval '1 hour')).id);
+select memory.add_turn(tests.recall('c')::uuid, 'q' || n, 'a' || n) from generate_series(1, 5) as n;
+select tests.clear_authentication();
+update memory.messages set expires_at = now() - interval '1 second' where conversation_id = tests.recall('c')::uuid;
+update memory.conversations set expires_at = now() - interval '1 second' where id = tests.recall('c')::uuid;
+
+select tests.authenticate_as_service_role();
+select results_eq(
+    $$select messages_deleted <= 4, conversations_deleted from memory.sweep_expired(2, tests.recall('u')::uuid)$$,
+    $$values (true, 0)$$,
+    'a batch of 2 deletes at most 4 messages and keeps the conversation while it has messages'
+);
+select is(
+    (select count(*)::integer from memory.messages where conversation_id = tests.recall('c')::uuid) >= 6,
+    true, 'the rest of the messages wait for the next batches'
+);
+select memory.sweep_expired(2, tests.recall('u')::uuid) from generate_series(1, 5);
+select is_empty(
+    $$select 1 from memory.messages where conversation_id = tests.recall('c')::uuid$$,
+    'later batches take the remaining messages'
+);
+select is_empty(
+    $$select 1 from memory.conversations where id = tests.recall('c')::uuid$$,
+    'and then the conversation'
+);
+
+select * from finish();
+rollback;
