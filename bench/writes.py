@@ -1,0 +1,144 @@
+"""2. Writes: adding turns with 1, 4 and 8 concurrent clients, the kit's `memory.add_turn`
+(through its own client, `supamem.Database`) against langchain-postgres'
+`PostgresChatMessageHistory.add_messages` storing the same two messages.
+
+The kit does more per turn: it numbers the turn under the conversation's row lock, applies the
+rolling window (10 turns, deleting the oldest) and the 24-hour TTL, checks the memory gate and
+enqueues the extraction job (and a summary job every 4 turns). Each client writes its own
+conversation (its own user); the peer's clients write their own session ids. Both sides run
+twice, in alternating order, and the figures pool both runs.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable
+
+from . import data
+from .common import bench_url, kit_database, log, pick, service, one
+from .stats import ratio, run_concurrent, summarize
+
+TABLE = "langchain_chat_history"
+QUESTION = "Can you recommend a good running plan for my first marathon in the spring?"
+ANSWER = ("Sure. Start with four runs a week: two easy runs, one tempo run and one long run that grows "
+          "by about a mile a week, with a cut-back week every fourth week and a two-week taper.")
+
+
+def _kit_conversations(clients: int, tag: str) -> list[str]:
+    ids = []
+    with service() as conn:
+        for i in range(clients):
+            uid = one(conn, "select memory.user_id_for(%s)", (f"writer-{tag}-{i}",))
+            pid = one(conn, "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", (uid,))
+            cid = one(conn, "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s, "
+                            "p_ttl => interval '24 hours', p_window_turns => 10)).id", (uid, pid))
+            ids.append(str(cid))
+    return ids
+
+
+def run_kit(clients: int, duration: float, tag: str) -> dict[str, Any]:
+    conversations = _kit_conversations(clients, tag)
+    db = kit_database(max_size=clients)
+
+    def make(i: int) -> Callable[[], Any]:
+        cid = conversations[i]
+        return lambda: db.call("add_turn", conversation_id=cid, user_content=QUESTION, assistant_content=ANSWER)
+
+    try:
+        return run_concurrent(make, clients, duration)
+    finally:
+        db.close()
+
+
+def run_kit_raw(clients: int, duration: float, tag: str) -> dict[str, Any]:
+    """The same RPC as one autocommit statement on a plain connection: the server's share."""
+    conversations = _kit_conversations(clients, tag)
+    conns = [service() for _ in range(clients)]
+
+    def make(i: int) -> Callable[[], Any]:
+        cid, conn = conversations[i], conns[i]
+        return lambda: conn.execute("select * from memory.add_turn(%s, %s, %s)", (cid, QUESTION, ANSWER)).fetchall()
+
+    try:
+        return run_concurrent(make, clients, duration)
+    finally:
+        for c in conns:
+            c.close()
+
+
+def run_peer(clients: int, duration: float) -> dict[str, Any]:
+    import psycopg
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_postgres import PostgresChatMessageHistory
+
+    conns = [psycopg.connect(bench_url()) for _ in range(clients)]
+    histories = [PostgresChatMessageHistory(TABLE, str(uuid.uuid4()), sync_connection=c) for c in conns]
+    messages = [HumanMessage(content=QUESTION), AIMessage(content=ANSWER)]
+
+    def make(i: int) -> Callable[[], Any]:
+        history = histories[i]
+        return lambda: history.add_messages(messages)
+
+    try:
+        return run_concurrent(make, clients, duration)
+    finally:
+        for c in conns:
+            c.close()
+
+
+def _pool(runs: list[dict[str, Any]], samples: list[list[int]] | None = None) -> dict[str, Any]:
+    calls = sum(r["calls"] for r in runs)
+    seconds = sum(r["seconds"] for r in runs)
+    return {
+        "calls": calls,
+        "seconds": seconds,
+        "turns_per_second": round(calls / seconds, 1),
+        "runs_per_second": [r["per_second"] for r in runs],
+        "latency_runs": [r["latency"] for r in runs],
+        "errors": sum(r["error_count"] for r in runs),
+        "error_examples": [e for r in runs for e in r["errors"]][:3],
+    }
+
+
+def run() -> dict[str, Any]:
+    import psycopg
+    from langchain_postgres import PostgresChatMessageHistory
+
+    data.reset_data()
+    with psycopg.connect(bench_url()) as conn:
+        PostgresChatMessageHistory.drop_table(conn, TABLE)
+        PostgresChatMessageHistory.create_tables(conn, TABLE)
+    duration = pick(3.0, 10.0)
+    levels = [1, 4, 8]
+    out: dict[str, Any] = {"duration_per_run_s": duration, "runs_per_side": 2, "levels": []}
+    for clients in levels:
+        kit_runs, peer_runs = [], []
+        for rnd in range(2):
+            order = ("kit", "peer") if rnd == 0 else ("peer", "kit")
+            for side in order:
+                if side == "kit":
+                    kit_runs.append(run_kit(clients, duration, f"{clients}-{rnd}"))
+                else:
+                    peer_runs.append(run_peer(clients, duration))
+        raw = run_kit_raw(clients, duration, f"{clients}-raw")
+        kit, peer = _pool(kit_runs), _pool(peer_runs)
+        level = {"clients": clients, "kit": kit, "peer": peer,
+                 "kit_single_statement": {"turns_per_second": raw["per_second"], "latency": raw["latency"],
+                                          "errors": raw["error_count"]},
+                 "throughput_ratio": ratio(kit["turns_per_second"], peer["turns_per_second"]),
+                 "single_statement_ratio": ratio(raw["per_second"], peer["turns_per_second"])}
+        # Latency percentiles pooled from both runs (each run's own are kept above).
+        for side, runs in (("kit", kit_runs), ("peer", peer_runs)):
+            level[side]["latency"] = {
+                k: round(sum(r["latency"][k] for r in runs) / len(runs), 1)
+                for k in ("p50_us", "p95_us", "p99_us")
+            }
+        out["levels"].append(level)
+        log(f"writes: {clients} clients: kit {kit['turns_per_second']}/s, peer {peer['turns_per_second']}/s "
+            f"(x{level['throughput_ratio']}); kit as one statement {raw['per_second']}/s")
+    with service() as conn:
+        out["jobs_enqueued"] = one(conn, "select count(*) from memory_private.jobs")
+        out["kit_messages"] = one(conn, "select count(*) from memory.messages")
+    with psycopg.connect(bench_url()) as conn:
+        out["peer_messages"] = one(conn, f"select count(*) from {TABLE}")
+    return out
