@@ -9,8 +9,14 @@ so `get_history` does not need to sweep first (seed 000 swept on every read);
 
 Errors are handled as seed 000 says: `store_turn` returns False, reads return []/None, and the
 failure is logged with the user id and operation. When the database is unreachable, turns are
-buffered and reads answer from the buffer (supamem.fallback); buffered turns are written back on
-the next call that reaches the database.
+buffered and reads answer from the buffer (supamem.fallback), under `store:<tenant>:<user id>`
+keys; buffered turns are written back on the next call that reaches the database. A buffer shared
+with other stores or with a `ConversationMemoryManager` is safe: each writes back only its own
+keys (same kind, same tenant).
+
+`get_history` items are `Turn.history_item()` (created_at a datetime, as in seed 000's data
+model); `Turn.to_dict()` is the same dict with created_at in ISO 8601 (seed 000's
+ConversationTurn.to_dict()).
 """
 
 from __future__ import annotations
@@ -24,9 +30,9 @@ from uuid import UUID
 
 from .db import Database, Transaction
 from .errors import DatabaseUnavailableError, SupamemError
-from .fallback import FallbackBuffer, check_buffered_text, log_degraded, log_failure, write_back
+from .fallback import FallbackBuffer, as_memory_ids, check_buffered_text, log_degraded, log_failure, write_back
 from .formatting import format_history_for_prompt
-from .identity import Identity, TenantKey
+from .identity import Identity, TenantKey, tenant_uuid
 from .models import Turn
 from .retention import sweep
 
@@ -36,16 +42,6 @@ WINDOW_TURNS = 10
 TTL = timedelta(hours=24)
 #: Metadata that marks a user's running seed 000 conversation.
 CURRENT = {"store": "conversation_store"}
-
-
-def _history_dict(turn: Turn) -> dict[str, Any]:
-    # Seed 000's get_history shape (created_at stays a datetime there; Turn.to_dict() gives ISO).
-    return {
-        "turn_number": turn.turn_number,
-        "user_query": turn.query_text,
-        "ai_response": turn.response_text,
-        "created_at": turn.created_at,
-    }
 
 
 class ConversationStore:
@@ -67,13 +63,15 @@ class ConversationStore:
         self.window_turns = window_turns
         self.ttl = ttl
         self.fallback = fallback if fallback is not None else FallbackBuffer()
+        tenant = tenant_uuid(tenant_id)
+        #: This store's namespace in the fallback buffer (its kind and tenant).
+        self._prefix = f"store:{tenant or '-'}:"
         self._flush_lock = threading.Lock()
 
     # -- helpers --------------------------------------------------------------------------
 
-    @staticmethod
-    def _key(user_id: str) -> str:
-        return f"user:{user_id}"
+    def _key(self, user_id: str) -> str:
+        return f"{self._prefix}{user_id}"
 
     def _current(self, tx: Transaction, user: UUID) -> dict[str, Any]:
         """The user's current seed 000 conversation, created with its window and TTL if missing.
@@ -97,12 +95,13 @@ class ConversationStore:
     # -- write-back -----------------------------------------------------------------------
 
     def flush_pending(self) -> int:
-        """Write buffered turns back (in order, exactly once). Raises only when unreachable."""
-        if not self.fallback.has_pending():
+        """Write this store's buffered turns back (in order, exactly once); returns how many
+        were written now. Raises only when the database is unreachable."""
+        if not self.fallback.has_pending(self._prefix):
             return 0
         written = 0
         with self._flush_lock:
-            for key in self.fallback.pending_keys():
+            for key in self.fallback.pending_keys(self._prefix):
                 turns = self.fallback.pending(key)
                 if not turns:
                     continue
@@ -110,30 +109,45 @@ class ConversationStore:
                 try:
                     user = self.identity.user(user_id, self.tenant_id)
                     with self.db.transaction() as tx:
-                        write_back(tx, self._current(tx, user)["id"], turns, user)
+                        count = write_back(tx, self._current(tx, user)["id"], turns, user)
                 except DatabaseUnavailableError:
                     raise
                 except SupamemError as exc:
                     log_failure(log, "write_back", None, user_id, exc)
                     continue
                 self.fallback.discard(key, [t.client_turn_id for t in turns])
-                written += len(turns)
+                written += count
                 log.warning(
                     "database reachable again: wrote back %d buffered turn(s) of user_id=%s",
-                    len(turns),
+                    count,
                     user_id,
                     extra={"supamem_operation": "write_back", "supamem_user_id": user_id},
                 )
         return written
 
     def _write_back_pending(self) -> None:
-        if self.fallback.has_pending():
+        if self.fallback.has_pending(self._prefix):
             self.flush_pending()
 
     # -- seed 000 interface ---------------------------------------------------------------
 
-    def store_turn(self, user_id: str, user_query: str, ai_response: str) -> bool:
-        """Store a turn; True on success (or buffered during an outage), False on error."""
+    def store_turn(
+        self,
+        user_id: str,
+        user_query: str,
+        ai_response: str,
+        used_memory_ids: list[UUID | str] | None = None,
+    ) -> bool:
+        """Store a turn; True on success (or buffered during an outage), False on error.
+
+        `used_memory_ids` are the long-term memories the answer's prompt used (e.g. the ids of
+        `MemoryService.get_context_memories`): storing the answer counts their use, once.
+        """
+        try:
+            used = as_memory_ids(used_memory_ids)
+        except SupamemError as exc:
+            log_failure(log, "store_turn", None, user_id, exc)
+            return False
         try:
             self._write_back_pending()
             user = self.identity.user(user_id, self.tenant_id)
@@ -144,6 +158,7 @@ class ConversationStore:
                     conversation_id=conversation["id"],
                     user_content=user_query,
                     assistant_content=ai_response,
+                    **({"used_memory_ids": used} if used else {}),
                 )
             return True
         except DatabaseUnavailableError as exc:
@@ -154,7 +169,7 @@ class ConversationStore:
             except SupamemError as invalid:
                 log_failure(log, "store_turn", None, user_id, invalid)
                 return False
-            self.fallback.append(self._key(user_id), user_id, user_query, ai_response, None)
+            self.fallback.append(self._key(user_id), user_id, user_query, ai_response, None, used)
             return True
         except SupamemError as exc:
             log_failure(log, "store_turn", None, user_id, exc)
@@ -174,7 +189,7 @@ class ConversationStore:
         except SupamemError as exc:
             log_failure(log, "get_history", None, user_id, exc)
             return []
-        return [_history_dict(t) for t in merged]
+        return [t.history_item() for t in merged]
 
     def resolve_reference(self, user_id: str, reference: str) -> dict[str, Any] | None:
         """The turn a phrase such as "yung una" / "the first one" points at, or None.
@@ -199,7 +214,7 @@ class ConversationStore:
         except SupamemError as exc:
             log_failure(log, "resolve_reference", None, user_id, exc)
             return None
-        return None if row is None else _history_dict(Turn.from_row(row, user_id=user_id))
+        return None if row is None else Turn.from_row(row, user_id=user_id).history_item()
 
     def cleanup_old_turns(self, user_id: str) -> int:
         """Delete the user's expired turns now; returns how many turns were deleted."""

@@ -6,7 +6,12 @@ While the database is unreachable (`DatabaseUnavailableError`), `ConversationMem
 - reads return the last history read from the database for that session (a snapshot) followed by
   the buffered turns, numbered provisionally after it.
 On the next call that reaches the database, the buffered turns are written back in order, in one
-transaction per conversation, and dropped from the buffer only after the commit. Each written
+transaction per conversation, and dropped from the buffer only after the commit.
+
+Keys are namespaced by the kind of owner and the tenant (`store:<tenant>:<user id>` for a
+`ConversationStore`, `session:<tenant>:<session id>` for a `ConversationMemoryManager`, with `-`
+for no tenant), and each owner writes back only the keys under its own prefix, so one buffer may
+be shared by several owners without one writing another's turns into its conversations. Each written
 message carries `{"client_turn_id": ...}` in its metadata, and a flush first asks the database
 which of its ids are already there, so a turn is written exactly once even when a flush is
 retried after a commit whose acknowledgement was lost.
@@ -31,6 +36,7 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -99,6 +105,24 @@ def check_buffered_text(name: str, value: str) -> None:
         raise InvalidInputError(f"{name} must not be empty")
 
 
+def as_memory_ids(ids: Iterable[UUID | str] | None) -> list[UUID]:
+    """`used_memory_ids` as UUIDs, in order and without repeats; InvalidInputError otherwise.
+
+    Checked before anything is written or buffered, so a buffered turn never fails on them.
+    """
+    if ids is None:
+        return []
+    if isinstance(ids, (str, bytes, UUID)):
+        raise InvalidInputError("used_memory_ids must be a list of memory ids, not a single value")
+    result: list[UUID] = []
+    for value in ids:
+        try:
+            result.append(value if isinstance(value, UUID) else UUID(str(value)))
+        except ValueError:
+            raise InvalidInputError(f"used_memory_ids: {value!r} is not a memory id (a UUID)") from None
+    return list(dict.fromkeys(result))
+
+
 @dataclass
 class BufferedTurn:
     """A turn written while the database was unreachable."""
@@ -108,6 +132,8 @@ class BufferedTurn:
     query: str
     response: str
     metadata: dict[str, Any]
+    #: Long-term memories the answer used (counted when the turn is written back).
+    used_memory_ids: list[UUID] = field(default_factory=list)
     client_turn_id: str = field(default_factory=lambda: str(uuid4()))
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     sequence: int = 0
@@ -139,9 +165,15 @@ class FallbackBuffer:
     # -- buffered writes ------------------------------------------------------------------
 
     def append(
-        self, key: str, user_id: str, query: str, response: str, metadata: dict[str, Any] | None
+        self,
+        key: str,
+        user_id: str,
+        query: str,
+        response: str,
+        metadata: dict[str, Any] | None,
+        used_memory_ids: list[UUID] | None = None,
     ) -> BufferedTurn:
-        turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}))
+        turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}), list(used_memory_ids or []))
         with self._lock:
             turn.sequence = next(self._sequence)
             queue = self._pending.setdefault(key, deque())
@@ -178,13 +210,20 @@ class FallbackBuffer:
         with self._lock:
             return list(self._pending.get(key, ()))
 
-    def pending_keys(self) -> list[str]:
-        """Keys with buffered turns, in the order their oldest turn was buffered."""
+    def pending_keys(self, prefix: str = "") -> list[str]:
+        """Keys (starting with `prefix`) with buffered turns, oldest buffered turn first."""
         with self._lock:
-            return sorted(self._pending, key=lambda k: self._pending[k][0].sequence)
+            keys = [k for k in self._pending if k.startswith(prefix)]
+            return sorted(keys, key=lambda k: self._pending[k][0].sequence)
 
-    def has_pending(self) -> bool:
-        return self._total > 0
+    def has_pending(self, prefix: str = "") -> bool:
+        """Whether any turn is buffered under a key starting with `prefix`."""
+        if self._total == 0:
+            return False
+        if not prefix:
+            return True
+        with self._lock:
+            return any(k.startswith(prefix) for k in self._pending)
 
     def __len__(self) -> int:
         return self._total
@@ -203,18 +242,6 @@ class FallbackBuffer:
             else:
                 del self._pending[key]
 
-    def requeue(self, turns: list[BufferedTurn]) -> None:
-        """Put turns back (same ids, original order), e.g. when a write-back must be retried."""
-        with self._lock:
-            for turn in turns:
-                queue = self._pending.setdefault(turn.key, deque())
-                if any(t.client_turn_id == turn.client_turn_id for t in queue):
-                    continue
-                queue.append(turn)
-                self._total += 1
-            for key in {t.key for t in turns}:
-                self._pending[key] = deque(sorted(self._pending[key], key=lambda t: t.sequence))
-
     def drop_key(self, key: str) -> int:
         """Forget everything about a session/user (it was deleted); returns buffered turns dropped."""
         with self._lock:
@@ -232,10 +259,6 @@ class FallbackBuffer:
             self._snapshots.move_to_end(key)
             while len(self._snapshots) > self.max_snapshots:
                 self._snapshots.popitem(last=False)
-
-    def snapshot(self, key: str) -> list[Turn]:
-        with self._lock:
-            return list(self._snapshots.get(key, ()))
 
     def view(
         self, key: str, stored: list[Turn] | None, *, session_id: str, limit: int | None = None
@@ -290,19 +313,21 @@ def stored_client_turn_ids(
     return {r["client_turn_id"]: r["conversation_id"] for r in rows}
 
 
-def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID) -> list[str]:
+def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID) -> int:
     """Append buffered turns to `user_id`'s conversation in order, skipping those already stored.
 
-    Runs inside the caller's transaction. A conversation of another user raises NotFoundError
-    (memory.add_turn's p_user_id). A turn the database rejects as invalid is logged and skipped
-    (its savepoint rolls back alone): it could never be written. Any other error aborts the whole
-    write-back. Returns the client ids that are settled (written, present or rejected).
+    Runs inside the caller's transaction. A conversation of another user (or an expired or
+    unknown one) raises NotFoundError (memory.add_turn's p_user_id). A turn the database rejects
+    as invalid is logged and skipped (its savepoint rolls back alone): it could never be written.
+    Any other error aborts the whole write-back. When it returns, every turn is settled (written
+    now, already stored, or rejected); it returns how many were written now.
     """
-    ids = [t.client_turn_id for t in turns]
-    present = stored_client_turn_ids(tx, ids, conversation_id=conversation_id)
+    present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], conversation_id=conversation_id)
+    written = 0
     for turn in turns:
         if turn.client_turn_id in present:
             continue
+        used = {"used_memory_ids": turn.used_memory_ids} if turn.used_memory_ids else {}
         try:
             with tx.savepoint():
                 tx.call(
@@ -312,16 +337,20 @@ def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]
                     assistant_content=turn.response,
                     metadata=turn.stored_metadata(),
                     user_id=user_id,
+                    **used,
                 )
         except InvalidInputError as exc:
             log_failure(log, "write_back", conversation_id, turn.user_id, exc)
-    return ids
+            continue
+        written += 1
+    return written
 
 
 __all__ = [
     "CLIENT_TURN_ID",
     "BufferedTurn",
     "FallbackBuffer",
+    "as_memory_ids",
     "check_buffered_text",
     "log_degraded",
     "log_failure",

@@ -43,6 +43,27 @@ def _as_uuid(value: object) -> UUID | None:
     return None
 
 
+def tenant_uuid(tenant_id: TenantKey) -> UUID | None:
+    """The `memory.tenants` id a tenant key names, computed without the database.
+
+    None stays None, a UUID is itself, an int `n` and a name map to `uuid5(TENANT_NAMESPACE,
+    "tenant-n" / name)`. Pure, so it also names a tenant while the database is unreachable (the
+    fallback buffer keys on it); `Identity.tenant` creates the row on first use.
+    """
+    if tenant_id is None:
+        return None
+    if isinstance(tenant_id, bool) or not isinstance(tenant_id, (int, str, UUID)):
+        raise InvalidInputError(f"tenant id must be an int, a UUID or a name, not {tenant_id!r}")
+    as_uuid = _as_uuid(tenant_id)
+    if as_uuid is not None:
+        return as_uuid
+    return uuid5(TENANT_NAMESPACE, _tenant_name(tenant_id))
+
+
+def _tenant_name(tenant_id: object) -> str:
+    return f"tenant-{tenant_id}" if isinstance(tenant_id, int) else str(tenant_id)
+
+
 class Identity:
     """Resolves (user id, tenant) to `memory.users` ids and tenant keys to tenant ids."""
 
@@ -57,25 +78,19 @@ class Identity:
 
     def tenant(self, tenant_id: TenantKey) -> UUID | None:
         """The `memory.tenants` id for a tenant key (None stays None)."""
-        if tenant_id is None:
+        resolved = tenant_uuid(tenant_id)
+        if resolved is None:
             return None
-        if isinstance(tenant_id, bool) or not isinstance(tenant_id, (int, str, UUID)):
-            raise InvalidInputError(f"tenant id must be an int, a UUID or a name, not {tenant_id!r}")
         cache_key = (type(tenant_id).__name__, tenant_id)
         cached = self._tenants.get(cache_key)
         if cached is not None:
             return cached
-        as_uuid = _as_uuid(tenant_id)
-        if as_uuid is not None:
-            resolved = as_uuid
-        else:
-            name = f"tenant-{tenant_id}" if isinstance(tenant_id, int) else tenant_id
-            resolved = uuid5(TENANT_NAMESPACE, name)
+        if _as_uuid(tenant_id) is None:
             # memory.tenants has no RPC: service_role inserts the row (the name check applies).
             with self.db.transaction() as tx:
                 tx.execute(
                     "insert into memory.tenants (id, name) values (%s, %s) on conflict (id) do nothing",
-                    [resolved, name],
+                    [resolved, _tenant_name(tenant_id)],
                 )
         with self._lock:
             self._tenants[cache_key] = resolved
@@ -132,4 +147,4 @@ class Identity:
                 self._display.pop(self._users.pop(key), None)
 
 
-__all__ = ["TENANT_NAMESPACE", "Identity", "TenantKey"]
+__all__ = ["TENANT_NAMESPACE", "Identity", "TenantKey", "tenant_uuid"]

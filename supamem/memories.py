@@ -62,6 +62,12 @@ MEMORY_COLUMNS: tuple[str, ...] = (
 
 MemoryStatus = Literal["active", "archived", "deleted", "superseded", "all"]
 
+#: What `memory.remember` did, in its own words (kept as is, so the client, the Data API and the
+#: jobs' results all say the same): a new memory; a near-duplicate of a live one, referenced
+#: once more instead; or a new memory archived at once because the user's profile is at
+#: `memory_cap` and every other live memory is pinned (seed 004: archive, never delete).
+MemoryOutcome = Literal["added", "duplicate", "archived: memory cap reached"]
+
 #: Keys `update_memory` accepts, with seed 002's / 004's names for them.
 _REVISED_FIELDS = {"content": "content", "type": "type", "category": "category", "confidence": "confidence"}
 _UPDATE_ALIASES = {
@@ -81,8 +87,10 @@ class _Model(BaseModel):
 class Memory(_Model):
     """A row of `memory.memories` (every column but `search`).
 
-    `outcome` is set by `MemoryService.create_memory`: 'added', or 'duplicate' when a live
-    near-duplicate already existed and was referenced once more instead (this is that memory).
+    `outcome` is set by `MemoryService.create_memory` (`MemoryOutcome`): 'added'; 'duplicate'
+    when a live near-duplicate already existed and was referenced once more instead (this is that
+    memory); or 'archived: memory cap reached' when the new memory was stored but archived at
+    once (the cap is reached and every other live memory is pinned).
     """
 
     id: UUID
@@ -108,7 +116,7 @@ class Memory(_Model):
     last_referenced_at: datetime | None = None
     reference_count: int = 0
     superseded_by: UUID | None = None
-    outcome: Literal["added", "duplicate"] | None = None
+    outcome: MemoryOutcome | None = None
 
     @property
     def status(self) -> str:
@@ -294,14 +302,16 @@ class MemoryService:
             raise NotFoundError("memory not found", sqlstate="P0002")
 
     @staticmethod
-    def _memory(tx: Transaction, memory_id: UUID | str, user_id: UUID | None = None) -> Memory:
+    def _memory(
+        tx: Transaction, memory_id: UUID | str, user_id: UUID | None = None, *, outcome: str | None = None
+    ) -> Memory:
         query = sql.SQL(
             "select {} from memory.memories as m where m.id = %s and (%s::uuid is null or m.user_id = %s)"
         ).format(sql.SQL(", ").join(sql.Identifier("m", c) for c in MEMORY_COLUMNS))
         rows = tx.execute(query, [memory_id, user_id, user_id])
         if not rows:
             raise NotFoundError("memory not found", sqlstate="P0002")
-        return Memory.model_validate(rows[0])
+        return Memory.model_validate({**rows[0], "outcome": outcome})
 
     # -- seed 002's interface -------------------------------------------------------------
 
@@ -311,7 +321,9 @@ class MemoryService:
         """Remember `memory` (memory.remember); returns the stored memory with `.outcome`.
 
         A near-duplicate of a live memory of the same user and profile is not stored again: the
-        existing memory is returned with `outcome == 'duplicate'` and one more reference.
+        existing memory is returned with `outcome == 'duplicate'` and one more reference. At the
+        memory cap with every other live memory pinned, the new memory is stored archived
+        (`outcome == 'archived: memory cap reached'`, `status == 'archived'`).
         """
         new = memory if isinstance(memory, MemoryCreate) else MemoryCreate.model_validate(memory)
         owner = self._owner(user_id, tenant_id)
@@ -330,8 +342,8 @@ class MemoryService:
                 expires_at=new.expires_at,
             )
             assert row is not None
-            stored = self._memory(tx, row["memory_id"])
-        return stored.model_copy(update={"outcome": row["outcome"]})
+            # Validated like every other field: an outcome the model does not know is an error.
+            return self._memory(tx, row["memory_id"], outcome=row["outcome"])
 
     def get_memories(
         self,
@@ -469,13 +481,19 @@ class MemoryService:
         limit: int | None = None,
         token_budget: int | None = None,
         message_id: int | None = None,
-        record: bool = True,
+        record: bool = False,
         tenant_id: TenantKey = None,
     ) -> list[SelectedMemory]:
         """The memories for a prompt (memory.select_memories): pinned first, then by seed 004's
         score (lifted by relevance to `query`), at most `limit` (default 10) and within the token
-        budget (default 500). The selection is recorded (reference count, last referenced, and
-        the ids on assistant message `message_id`) unless `record` is False (a preview).
+        budget (default 500).
+
+        Choosing is a read. A memory's use is counted when the answer it served is stored with
+        its id: pass `used_memory_ids=[m.id for m in chosen]` to `store_turn` (the session
+        manager's or the conversation store's), which counts each use once per answer. For an
+        answer that is already stored, pass its assistant `message_id` (the ids are attached to
+        it, counted once) or call `mark_memories_used`; `record=True` counts the use now,
+        without an answer.
         """
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
@@ -628,6 +646,7 @@ __all__ = [
     "Memory",
     "MemoryCreate",
     "MemoryFilters",
+    "MemoryOutcome",
     "MemoryService",
     "MemorySettings",
     "MemoryStatus",

@@ -51,14 +51,19 @@ class Turn(_Model):
         """Seed 000's check: older than `hours` (the database already hides expired turns)."""
         return (datetime.now(UTC) - self.created_at).total_seconds() > hours * 3600
 
-    def to_dict(self) -> dict[str, Any]:
-        """Seed 000's dict shape."""
+    def history_item(self) -> dict[str, Any]:
+        """Seed 000's `get_history` item: turn_number, user_query, ai_response, and created_at as
+        a datetime (seed 000's data model). The one definition of seed 000's keys."""
         return {
             "turn_number": self.turn_number,
             "user_query": self.query_text,
             "ai_response": self.response_text,
-            "created_at": self.created_at.isoformat(),
+            "created_at": self.created_at,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        """Seed 000's `ConversationTurn.to_dict()`: `history_item()` with created_at as ISO 8601."""
+        return {**self.history_item(), "created_at": self.created_at.isoformat()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Turn:

@@ -5,15 +5,20 @@ turns are written with `memory.add_turn` (numbering, TTL and window are the data
 read with `memory.turn_history` / `memory.prompt_context`. Expired turns are never returned;
 `cleanup_old_conversations()` runs the retention sweep (pg_cron also runs it every 5 minutes).
 
-Property 5: a session id that is not a UUID, unknown, expired, or another user's starts a new
-session for the caller without error; the returned `Turn.session_id` is the new id, and reading
-the unknown id gives [].
+Property 5: a session id that is not a UUID, expired, or another user's starts a new session for
+the caller without error; the returned `Turn.session_id` is the new id. A UUID that names no
+conversation at all is taken as the client's choice of id: the session is created with it (a
+client may mint session ids, e.g. during an outage), so `Turn.session_id` is that id. (Before the
+first turn is stored, reading an unknown id gives [].)
 
 Property 8: when the database is unreachable every method keeps answering from a bounded
-in-memory fallback (supamem.fallback) and logs a WARNING with session id, user id and operation;
-buffered turns are written back, exactly once and in order, on the next call that reaches the
-database. A session created during an outage gets a client-side UUID; when its turns are written
-back it becomes a real session, and the client id is kept as an alias of it in this process.
+in-memory fallback (supamem.fallback, keys `session:<tenant>:<session id>`) and logs a WARNING
+with session id, user id and operation; buffered turns are written back, exactly once and in
+order, on the next call that reaches the database. A session created during an outage gets a
+client-side UUID, and the write-back creates the session with that very id, so the id keeps
+working in every process and after a restart. (Only if the id is taken meanwhile, by another
+user's or an expired session, do the turns go to a new session, as for a live call; the WARNING
+names it.)
 """
 
 from __future__ import annotations
@@ -23,23 +28,23 @@ import math
 import os
 import threading
 import time
-from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
 from .db import Database, Transaction
-from .errors import DatabaseUnavailableError, NotFoundError, SupamemError
+from .errors import ConflictError, DatabaseUnavailableError, NotFoundError, SupamemError
 from .fallback import (
     BufferedTurn,
     FallbackBuffer,
+    as_memory_ids,
     check_buffered_text,
     log_degraded,
     log_failure,
     stored_client_turn_ids,
     write_back,
 )
-from .identity import Identity, TenantKey
+from .identity import Identity, TenantKey, tenant_uuid
 from .models import CleanupResult, PromptContext, Turn
 from .retention import sweep
 
@@ -47,7 +52,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TTL = timedelta(hours=float(os.environ.get("CONVERSATION_TTL_HOURS", "24")))
 DEFAULT_CONTEXT_TURNS = int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20"))
-MAX_ALIASES = 10_000
 _CONTEXT_KEYS = frozenset({"conversation_id", "history", "referenced_turn", "memories"})
 
 
@@ -68,7 +72,8 @@ class ConversationMemoryManager:
         tenant_id: the tenant external user ids belong to (None: the app's own users).
         ttl: lifetime of a session's turns (default 24 hours, `CONVERSATION_TTL_HOURS`).
         context_turns: turns `get_context_for_query` puts in a prompt.
-        fallback: the buffer used during outages (default: a new `FallbackBuffer()`).
+        fallback: the buffer used during outages (default: a new `FallbackBuffer()`); it may be
+            shared with other managers and stores (each writes back only its own keys).
     """
 
     def __init__(
@@ -87,7 +92,9 @@ class ConversationMemoryManager:
         self.ttl = ttl
         self.context_turns = context_turns
         self.fallback = fallback if fallback is not None else FallbackBuffer()
-        self._aliases: OrderedDict[str, str] = OrderedDict()
+        tenant = tenant_uuid(tenant_id)
+        #: This manager's namespace in the fallback buffer (its kind and tenant).
+        self._prefix = f"session:{tenant or '-'}:"
         self._flush_lock = threading.Lock()
 
     # -- helpers --------------------------------------------------------------------------
@@ -99,24 +106,34 @@ class ConversationMemoryManager:
         as_uuid = _as_uuid(user_id)
         return str(as_uuid) if as_uuid is not None else str(user_id)
 
-    def _resolve(self, session_id: object) -> tuple[str, UUID | None]:
-        """(buffer key, database id to use) for a session id the app passed."""
-        key = str(session_id)
-        target = self._aliases.get(key, key)
-        return key, _as_uuid(target)
+    def _resolve(self, session_id: object) -> tuple[str, str, UUID | None]:
+        """(buffer key, session id as text, database id or None) for a session id the app passed.
 
-    def _alias(self, key: str, real: str) -> None:
-        if key == real:
-            return
-        self._aliases[key] = real
-        self._aliases.move_to_end(key)
-        while len(self._aliases) > MAX_ALIASES:
-            self._aliases.popitem(last=False)
+        A UUID is written in its canonical form, so every spelling of it is the same session.
+        """
+        session = _as_uuid(session_id)
+        text = str(session) if session is not None else str(session_id)
+        return self._prefix + text, text, session
 
     def _new_session(self, tx: Transaction, user: UUID, session_id: UUID | None = None) -> UUID:
         row = tx.call_one("create_conversation", user_id=user, ttl=self.ttl, id=session_id)
         assert row is not None
         return row["id"]
+
+    def _open_session(self, tx: Transaction, user: UUID, wanted: UUID | None) -> UUID:
+        """A new session for `user`: with the id `wanted` when no conversation has it, else a
+        random one (the id is taken: another user's session, or an expired one not swept yet).
+
+        The database tells the cases apart (the primary key refuses a taken id: ConflictError),
+        so nothing is looked up first and two racing writers cannot both get the id.
+        """
+        if wanted is not None:
+            try:
+                with tx.savepoint():
+                    return self._new_session(tx, user, wanted)
+            except ConflictError:
+                pass
+        return self._new_session(tx, user)
 
     def _turns(self, rows: list[dict[str, Any]]) -> list[Turn]:
         return [
@@ -127,59 +144,59 @@ class ConversationMemoryManager:
     # -- write-back -----------------------------------------------------------------------
 
     def flush_pending(self) -> int:
-        """Write buffered turns back (in order, exactly once). Raises only when unreachable."""
-        if not self.fallback.has_pending():
+        """Write this manager's buffered turns back (in order, exactly once); returns how many
+        were written now. Raises only when the database is unreachable."""
+        if not self.fallback.has_pending(self._prefix):
             return 0
         written = 0
         with self._flush_lock:
-            for key in self.fallback.pending_keys():
+            for key in self.fallback.pending_keys(self._prefix):
                 turns = self.fallback.pending(key)
                 if not turns:
                     continue
+                buffered_id = key.removeprefix(self._prefix)
                 try:
-                    real = self._write_back(key, turns)
+                    session, count = self._write_back(_as_uuid(buffered_id), turns)
                 except DatabaseUnavailableError:
                     raise
                 except SupamemError as exc:
                     # Leave them buffered: this is not an outage, and the next call retries.
-                    log_failure(log, "write_back", key, turns[0].user_id, exc)
+                    log_failure(log, "write_back", buffered_id, turns[0].user_id, exc)
                     continue
                 self.fallback.discard(key, [t.client_turn_id for t in turns])
-                self._alias(key, real)
-                written += len(turns)
+                written += count
                 log.warning(
                     "database reachable again: wrote back %d buffered turn(s) of session %s "
                     "(user_id=%s) to session %s",
-                    len(turns),
-                    key,
+                    count,
+                    buffered_id,
                     turns[0].user_id,
-                    real,
-                    extra={"supamem_operation": "write_back", "supamem_session_id": key,
+                    session,
+                    extra={"supamem_operation": "write_back", "supamem_session_id": buffered_id,
                            "supamem_user_id": turns[0].user_id},
                 )
         return written
 
-    def _write_back(self, key: str, turns: list[BufferedTurn]) -> str:
+    def _write_back(self, wanted: UUID | None, turns: list[BufferedTurn]) -> tuple[UUID, int]:
+        """Write `turns` to session `wanted` (created with that id when no conversation has it);
+        returns the session they are in and how many were written now."""
         user = self._user(turns[0].user_id)
-        _, session = self._resolve(key)
-        if session is not None:
+        if wanted is not None:
             try:
                 with self.db.transaction() as tx:
-                    write_back(tx, session, turns, user)
-                    return str(session)
+                    return wanted, write_back(tx, wanted, turns, user)
             except NotFoundError:
-                pass  # unknown, expired or another user's: a new session, below
+                pass  # no live session of this user has the id: made below
         with self.db.transaction() as tx:
             # A retried write-back whose first commit went through (acknowledgement lost) has
-            # already made the new session: find it by the turns' ids instead of making another.
+            # already put the turns somewhere: find them by their ids instead of making another.
             present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], user_id=user)
-            session = next(iter(present.values()), None) or self._new_session(tx, user)
-            write_back(tx, session, turns, user)
-            return str(session)
+            session = next(iter(present.values()), None) or self._open_session(tx, user, wanted)
+            return session, write_back(tx, session, turns, user)
 
     def _write_back_pending(self) -> None:
         """Before each call: write buffered turns back; raises DatabaseUnavailableError only."""
-        if self.fallback.has_pending():
+        if self.fallback.has_pending(self._prefix):
             self.flush_pending()
 
     # -- seed 001 interface ---------------------------------------------------------------
@@ -191,43 +208,62 @@ class ConversationMemoryManager:
         query: str,
         response: str,
         metadata: dict[str, Any] | None = None,
+        used_memory_ids: list[UUID | str] | None = None,
     ) -> Turn:
-        """Store a turn; returns it with the session it landed in (maybe a new one)."""
+        """Store a turn; returns it with the session it landed in (maybe a new one).
+
+        `used_memory_ids` are the long-term memories the answer's prompt used (e.g. the ids of
+        `MemoryService.get_context_memories` or `PromptContext.memories`): storing the answer
+        counts their use, once per answer (also when the turn is buffered and written back).
+        """
         metadata = dict(metadata or {})
         try:
+            used = as_memory_ids(used_memory_ids)
             self._write_back_pending()
-            return self._store(session_id, user_id, query, response, metadata)
+            return self._store(session_id, user_id, query, response, metadata, used)
         except DatabaseUnavailableError as exc:
             log_degraded(log, "store_turn", session_id, user_id, exc)
-            return self._store_buffered(session_id, user_id, query, response, metadata)
+            return self._store_buffered(session_id, user_id, query, response, metadata, used)
         except SupamemError as exc:
             log_failure(log, "store_turn", session_id, user_id, exc)
             raise
 
     def _store(
-        self, session_id: object, user_id: str | UUID, query: str, response: str, metadata: dict[str, Any]
+        self,
+        session_id: object,
+        user_id: str | UUID,
+        query: str,
+        response: str,
+        metadata: dict[str, Any],
+        used: list[UUID],
     ) -> Turn:
         user = self._user(user_id)
-        _, session = self._resolve(session_id)
-        turn = {"user_content": query, "assistant_content": response, "metadata": metadata, "user_id": user}
+        _, _, wanted = self._resolve(session_id)
+        turn: dict[str, Any] = {
+            "user_content": query, "assistant_content": response, "metadata": metadata, "user_id": user,
+        }
+        if used:
+            turn["used_memory_ids"] = used
         row: dict[str, Any] | None = None
-        if session is not None:
+        session = wanted
+        if wanted is not None:
             try:
-                row = self.db.call_one("add_turn", conversation_id=session, **turn)
+                row = self.db.call_one("add_turn", conversation_id=wanted, **turn)
             except NotFoundError:
-                row = None  # unknown, expired or another user's: a new session, below
+                row = None  # no live session of this user has the id: made below
         if row is None:
+            with self.db.transaction() as tx:
+                session = self._open_session(tx, user, wanted)
+                row = tx.call_one("add_turn", conversation_id=session, **turn)
             if session_id is not None:
                 log.info(
-                    "session %s is not a live session of user %s: starting a new one",
+                    "session %s is not a live session of user %s: %s",
                     session_id,
                     user_id,
+                    "created it with that id" if session == wanted else f"started session {session}",
                     extra={"supamem_operation": "store_turn", "supamem_session_id": str(session_id),
                            "supamem_user_id": str(user_id)},
                 )
-            with self.db.transaction() as tx:
-                session = self._new_session(tx, user)
-                row = tx.call_one("add_turn", conversation_id=session, **turn)
         assert row is not None and session is not None
         return Turn(
             id=str(row["user_message_id"]),
@@ -241,7 +277,13 @@ class ConversationMemoryManager:
         )
 
     def _store_buffered(
-        self, session_id: object, user_id: str | UUID, query: str, response: str, metadata: dict[str, Any]
+        self,
+        session_id: object,
+        user_id: str | UUID,
+        query: str,
+        response: str,
+        metadata: dict[str, Any],
+        used: list[UUID],
     ) -> Turn:
         try:
             check_buffered_text("query", query)
@@ -249,16 +291,16 @@ class ConversationMemoryManager:
         except SupamemError as exc:
             log_failure(log, "store_turn", session_id, user_id, exc)
             raise
-        key, session = self._resolve(session_id)
+        key, text, session = self._resolve(session_id)
         if session is None:  # not a UUID: a new (client-side) session, as with the database
-            key = str(uuid4())
-        buffered = self.fallback.append(key, self._display(user_id), query, response, metadata)
-        view = self.fallback.view(key, None, session_id=key)
+            key, text, _ = self._resolve(uuid4())
+        buffered = self.fallback.append(key, self._display(user_id), query, response, metadata, used)
+        view = self.fallback.view(key, None, session_id=text)
         return next(t for t in reversed(view) if t.id == buffered.client_turn_id)
 
     def get_session_history(self, session_id: str | UUID, limit: int = 50) -> list[Turn]:
         """The newest `limit` turns of a session, oldest first ([] for an unknown session)."""
-        key, session = self._resolve(session_id)
+        key, text, session = self._resolve(session_id)
         try:
             self._write_back_pending()
             if session is None:
@@ -266,10 +308,10 @@ class ConversationMemoryManager:
             rows = self.db.call("turn_history", conversation_id=session, max_turns=limit)
             turns = self._turns(rows)
             self.fallback.remember(key, turns)
-            return self.fallback.view(key, turns, session_id=str(session), limit=limit)
+            return self.fallback.view(key, turns, session_id=text, limit=limit)
         except DatabaseUnavailableError as exc:
             log_degraded(log, "get_session_history", session_id, None, exc)
-            return self.fallback.view(key, None, session_id=key, limit=limit)
+            return self.fallback.view(key, None, session_id=text, limit=limit)
         except SupamemError as exc:
             log_failure(log, "get_session_history", session_id, None, exc)
             raise
@@ -295,7 +337,7 @@ class ConversationMemoryManager:
         During an outage the session's buffered turns are dropped and DatabaseUnavailableError
         is raised: the stored turns cannot be deleted until the database is back.
         """
-        key, session = self._resolve(session_id)
+        key, _, session = self._resolve(session_id)
         dropped = self.fallback.drop_key(key)
         try:
             self._write_back_pending()
@@ -305,7 +347,6 @@ class ConversationMemoryManager:
                     deleted = self.db.call_value("delete_conversation", conversation_id=session) or 0
                 except NotFoundError:
                     deleted = 0
-            self._aliases.pop(key, None)
             return deleted + dropped
         except DatabaseUnavailableError as exc:
             log_degraded(log, "delete_session", session_id, None, exc)
@@ -316,11 +357,11 @@ class ConversationMemoryManager:
 
     def get_context_for_query(self, session_id: str | UUID, query: str) -> PromptContext:
         """History window plus the turn the query points at ("the first one"), in one round trip."""
-        key, session = self._resolve(session_id)
+        key, text, session = self._resolve(session_id)
         try:
             self._write_back_pending()
             if session is None:
-                return PromptContext(conversation_id=key, query=query)
+                return PromptContext(conversation_id=text, query=query)
             doc = self.db.call_value(
                 "prompt_context", conversation_id=session, query=query, max_turns=self.context_turns
             ) or {}
@@ -328,9 +369,9 @@ class ConversationMemoryManager:
             self.fallback.remember(key, history)
             referenced = doc.get("referenced_turn")
             return PromptContext(
-                conversation_id=str(session),
+                conversation_id=text,
                 query=query,
-                history=self.fallback.view(key, history, session_id=str(session), limit=self.context_turns),
+                history=self.fallback.view(key, history, session_id=text, limit=self.context_turns),
                 referenced_turn=self._turns([referenced])[0] if referenced else None,
                 memories=doc.get("memories") or [],
                 extra={k: v for k, v in doc.items() if k not in _CONTEXT_KEYS},
@@ -338,17 +379,23 @@ class ConversationMemoryManager:
         except DatabaseUnavailableError as exc:
             log_degraded(log, "get_context_for_query", session_id, None, exc)
             return PromptContext(
-                conversation_id=key,
+                conversation_id=text,
                 query=query,
-                history=self.fallback.view(key, None, session_id=key, limit=self.context_turns),
+                history=self.fallback.view(key, None, session_id=text, limit=self.context_turns),
                 degraded=True,
             )
         except SupamemError as exc:
             log_failure(log, "get_context_for_query", session_id, None, exc)
             raise
 
-    def cleanup_old_conversations(self, *, batch_size: int = 5000, max_batches: int = 1000) -> CleanupResult:
-        """Delete expired turns and sessions now (seed 001's cleanup service); never raises."""
+    def cleanup_old_conversations(
+        self, *, batch_size: int | None = None, max_batches: int | None = None
+    ) -> CleanupResult:
+        """Delete expired turns and sessions now (seed 001's cleanup service); never raises.
+
+        Batches default to the database's `sweep_batch_size` and `sweep_max_batches` settings
+        (supamem.retention.sweep), as pg_cron's sweep uses them.
+        """
         started = time.perf_counter()
         errors: list[str] = []
         totals = {"messages_deleted": 0, "conversations_deleted": 0, "short_term_deleted": 0}

@@ -185,5 +185,20 @@ def test_turn_to_dict_is_seed_000_shape():
     assert turn.to_dict() == {
         "turn_number": 4, "user_query": "q", "ai_response": "r", "created_at": created.isoformat(),
     }
+    assert turn.history_item() == {**turn.to_dict(), "created_at": created}
     assert (turn.user_query, turn.ai_response) == ("q", "r")
     assert turn.is_expired()
+
+
+def test_get_history_and_to_dict_are_one_shape(client_db, store, superuser, make_id):
+    """get_history items are Turn.history_item(): Turn.to_dict()'s keys and values, with
+    created_at a datetime (seed 000's data model) where to_dict() has ISO 8601 text."""
+    user = make_id("shape")
+    store.store_turn(user, "What is Python?", "A language.")
+    (item,) = store.get_history(user)
+    conversation = _conversation(store, superuser, user)
+    (row,) = client_db.call("turn_history", conversation_id=conversation["id"], max_turns=1)
+    turn = Turn.from_row(row, user_id=user)
+    assert item == turn.history_item()
+    assert turn.to_dict() == {**item, "created_at": item["created_at"].isoformat()}
+    assert store.resolve_reference(user, "the first one") == item

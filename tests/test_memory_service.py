@@ -21,6 +21,7 @@ import psycopg
 import pytest
 from pydantic import ValidationError
 
+from supamem import ConversationMemoryManager, ConversationStore, Database, FallbackBuffer
 from supamem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, SupamemError
 from supamem.memories import (
     MEMORY_COLUMNS,
@@ -117,6 +118,25 @@ def test_create_memory_fields_and_seed_names(service, new_user, superuser):
     assert abs((memory.expires_at - expires).total_seconds()) < 1e-3
     (row,) = stored(superuser, user.id)
     assert Memory.model_validate(row) == memory.model_copy(update={"outcome": None})
+
+
+def test_create_memory_at_the_cap_is_archived_and_says_so(service, new_user, superuser):
+    """At memory_cap with every other live memory pinned, the newcomer is stored archived and
+    the outcome is memory.remember's own word for it, validated like every other field."""
+    user = new_user()
+    pinned = remember(service, user, "Is vegetarian", "fact", pinned=True)
+    (saved,) = superuser.execute("select value::text from memory_private.settings where key = 'memory_cap'").fetchone()
+    superuser.execute("update memory_private.settings set value = '1' where key = 'memory_cap'")
+    try:
+        memory = remember(service, user, "Plays the cello on Sundays", "pattern")
+    finally:
+        superuser.execute("update memory_private.settings set value = %s::jsonb where key = 'memory_cap'", [saved])
+    assert memory.outcome == "archived: memory cap reached"
+    assert memory.archived and memory.status == "archived" and memory.id != pinned.id
+    assert Memory.model_validate(memory.model_dump()) == memory
+    with pytest.raises(ValidationError):
+        Memory.model_validate({**memory.model_dump(), "outcome": "archived"})
+    assert {r["id"]: r["archived"] for r in stored(superuser, user.id)} == {pinned.id: False, memory.id: True}
 
 
 def test_create_memory_on_another_profile(service, new_user, superuser):
@@ -365,17 +385,17 @@ def test_get_context_memories_pinned_first_and_recorded(service, new_user, super
     plain = remember(service, user, "Likes green tea", "emotion", confidence=0.3)
     goal = remember(service, user, "Wants to learn to sail", "goal", confidence=0.9)
     pinned = remember(service, user, "Is vegetarian", "fact", confidence=0.2, pinned=True)
-    preview = service.get_context_memories(user.key, record=False)
+    preview = service.get_context_memories(user.key)
     assert all(isinstance(m, SelectedMemory) for m in preview)
     assert [m.id for m in preview] == [pinned.id, goal.id, plain.id]
     assert [m.tokens for m in preview] == [-(-len(m.content) // 4) + 2 for m in preview]
-    assert {r["reference_count"] for r in stored(superuser, user.id)} == {0}  # a preview records nothing
-    chosen = service.get_context_memories(user.key, user.profile, limit=2)
+    assert {r["reference_count"] for r in stored(superuser, user.id)} == {0}  # choosing records nothing
+    chosen = service.get_context_memories(user.key, user.profile, limit=2, record=True)
     assert [m.id for m in chosen] == [pinned.id, goal.id]
     counts = {r["id"]: r["reference_count"] for r in stored(superuser, user.id)}
     assert counts == {pinned.id: 1, goal.id: 1, plain.id: 0}
-    assert [m.id for m in service.get_context_memories(user.key, query="sailing boats", record=False)][0] == pinned.id
-    assert service.get_context_memories(user.key, token_budget=3, record=False) == []  # the first one costs more
+    assert [m.id for m in service.get_context_memories(user.key, query="sailing boats")][0] == pinned.id
+    assert service.get_context_memories(user.key, token_budget=3) == []  # the first one costs more
 
 
 def test_get_context_memories_marks_the_answer(service, new_user, client_db, superuser):
@@ -393,6 +413,47 @@ def test_get_context_memories_marks_the_answer(service, new_user, client_db, sup
     # Marking the same answer again does not count the use twice.
     service.mark_memories_used(user.key, turn["assistant_message_id"], [memory.id])
     assert stored(superuser, user.id)[0]["reference_count"] == 1
+
+
+def test_storing_the_answer_counts_the_memories_it_used(service, new_user, client_db, superuser, closed_port_url):
+    """Choosing memories reads; storing the answer with `used_memory_ids` counts each use once,
+    through the session manager, the conversation store, and a write-back after an outage."""
+    user = new_user()
+    tea = remember(service, user, "Likes green tea", "preference")
+    sail = remember(service, user, "Wants to learn to sail", "goal")
+    chosen = service.get_context_memories(user.key, query="what should I drink")
+
+    def counts() -> dict[UUID, int]:
+        return {r["id"]: r["reference_count"] for r in stored(superuser, user.id)}
+
+    assert {m.id for m in chosen} == {tea.id, sail.id} and counts() == {tea.id: 0, sail.id: 0}
+    sessions = ConversationMemoryManager(client_db)
+    turn = sessions.store_turn(None, user.key, "What should I drink?", "Green tea.",
+                               used_memory_ids=[m.id for m in chosen])
+    assert counts() == {tea.id: 1, sail.id: 1}
+    used = superuser.execute(
+        "select used_memory_ids from memory.messages where conversation_id = %s and role = 'assistant'",
+        [turn.session_id],
+    ).fetchone()[0]
+    assert used == [m.id for m in chosen]
+    assert ConversationStore(client_db).store_turn(user.key, "A hobby?", "Sailing.", used_memory_ids=[str(sail.id)])
+    assert counts() == {tea.id: 1, sail.id: 2}
+
+    buffer = FallbackBuffer()
+    down = Database(closed_port_url, connect_timeout=0.3, timeout=0.3, retry_interval=600)
+    try:
+        offline = ConversationMemoryManager(down, fallback=buffer)
+        assert offline.store_turn(turn.session_id, user.key, "More tea?", "Yes.", used_memory_ids=[tea.id]).buffered
+    finally:
+        down.close()
+    assert counts() == {tea.id: 1, sail.id: 2}  # not yet: the answer is not stored
+    assert ConversationMemoryManager(client_db, fallback=buffer).flush_pending() == 1
+    assert counts() == {tea.id: 2, sail.id: 2}
+
+    with pytest.raises(InvalidInputError):
+        sessions.store_turn(turn.session_id, user.key, "q", "a", used_memory_ids=["not a memory id"])
+    assert ConversationStore(client_db).store_turn(user.key, "q", "a", used_memory_ids=str(tea.id)) is False
+    assert counts() == {tea.id: 2, sail.id: 2}
 
 
 def test_system_prompt_block_text():
@@ -470,7 +531,7 @@ def build_history(service: MemoryService, user: SimpleNamespace, client_db, supe
     archived = remember(service, user, "Played rugby at school", "fact")
     superuser.execute("update memory.memories set archived = true where id = %s", [archived.id])
     used = remember(service, user, "Wants to visit Japan", "goal", expires_at=datetime.now(UTC) + timedelta(days=400))
-    service.get_context_memories(user.key, tenant_id=user.tenant)  # references the live ones
+    service.get_context_memories(user.key, record=True, tenant_id=user.tenant)  # references the live ones
     assert used.id in {r["id"] for r in stored(superuser, user.id) if r["reference_count"] == 1}
 
 

@@ -16,11 +16,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from uuid import UUID
 
 import psycopg
 import pytest
 
 from supamem import ConversationMemoryManager, ConversationStore, Database
+from supamem.fallback import write_back
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_PORT = 54322
@@ -137,24 +139,24 @@ def test_outage_mid_conversation(outage_url, caplog, request):
     ]
     assert _messages(outage_url, session) == expected
 
-    offline_history = manager.get_session_history(offline)  # the client id now names a real session
-    assert [(t.turn_number, t.query_text) for t in offline_history] == [(1, "o1")]
-    real_offline = offline_history[0].session_id
-    assert real_offline != offline
-    assert [row[2] for row in _messages(outage_url, real_offline)] == ["o1", "p1"]
+    offline_history = manager.get_session_history(offline)  # the client id is the real session's id
+    assert [(t.turn_number, t.query_text, t.session_id) for t in offline_history] == [(1, "o1", offline)]
+    assert [row[2] for row in _messages(outage_url, offline)] == ["o1", "p1"]
 
     assert [(h["turn_number"], h["user_query"]) for h in store.get_history(store_user)] == [(1, "s1"), (2, "s2")]
     store_conversation = _conversation_of(outage_url, store, store_user)
     store_rows = _messages(outage_url, store_conversation)
     assert [r[2] for r in store_rows] == ["s1", "r1", "s2", "r2"]
 
-    # A write-back attempted again (e.g. its commit was acknowledged too late) writes nothing.
-    manager.fallback.requeue(buffered)
-    store.fallback.requeue(store_buffered)
-    assert manager.flush_pending() == 3 and store.flush_pending() == 1
-    assert len(manager.fallback) == 0 and len(store.fallback) == 0
+    # A write-back attempted again (its commit went through but the acknowledgement was lost, so
+    # the turns were still buffered) writes nothing: the same write-back finds their client ids.
+    user_uuid, store_uuid = manager.identity.user(user), store.identity.user(store_user)
+    with db.transaction() as tx:
+        assert write_back(tx, UUID(session), buffered[:2], user_uuid) == 0
+        assert write_back(tx, UUID(offline), buffered[2:], user_uuid) == 0
+        assert write_back(tx, UUID(store_conversation), store_buffered, store_uuid) == 0
     assert _messages(outage_url, session) == expected
-    assert [row[2] for row in _messages(outage_url, real_offline)] == ["o1", "p1"]
+    assert [row[2] for row in _messages(outage_url, offline)] == ["o1", "p1"]
     assert _messages(outage_url, store_conversation) == store_rows
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from uuid import UUID, uuid4
 
 import pytest
-from client_helpers import age_turns, stored_messages
+from client_helpers import age_turns, conversations_of, stored_messages
 
 from supamem import (
     ConversationMemoryManager,
@@ -71,8 +71,8 @@ def test_a_missing_session_id_starts_a_session(manager, make_id):
     assert [t.query_text for t in manager.get_session_history(turn.session_id)] == ["q"]
 
 
-@pytest.mark.parametrize("bad", ["not-a-uuid", "", "1234", str(uuid4())])
-def test_invalid_or_unknown_session_starts_a_new_one(manager, make_id, bad):
+@pytest.mark.parametrize("bad", ["not-a-uuid", "", "1234"])
+def test_invalid_session_starts_a_new_one(manager, make_id, bad):
     user = make_id()
     assert manager.get_session_history(bad) == []
     turn = manager.store_turn(bad, user, "q", "a")
@@ -80,6 +80,20 @@ def test_invalid_or_unknown_session_starts_a_new_one(manager, make_id, bad):
     assert UUID(turn.session_id)
     assert [t.query_text for t in manager.get_session_history(turn.session_id)] == ["q"]
     assert manager.get_session_history(bad) == []
+
+
+def test_an_unknown_uuid_is_the_new_sessions_id(client_db, manager, superuser, make_id):
+    """A UUID no conversation has is the client's choice: the session is created with it."""
+    user = make_id()
+    chosen = uuid4()
+    assert manager.get_session_history(chosen) == []
+    turn = manager.store_turn(str(chosen).upper(), user, "q", "a")  # any spelling of the UUID
+    assert turn.session_id == str(chosen) and turn.turn_number == 1
+    assert manager.store_turn(chosen, user, "q2", "a2").session_id == str(chosen)
+    fresh = ConversationMemoryManager(client_db)  # another process knows it too
+    assert [t.query_text for t in fresh.get_session_history(str(chosen))] == ["q", "q2"]
+    owner = superuser.execute("select user_id, ttl from memory.conversations where id = %s", [chosen]).fetchone()
+    assert owner == (manager.identity.user(user), timedelta(hours=24))
 
 
 def test_another_users_session_is_not_written_to(manager, make_id):
@@ -228,3 +242,123 @@ def test_sessions_and_the_running_conversation_of_one_user_stay_apart(client_db,
     store.store_turn(user, "store question", "store answer")
     assert [t.query_text for t in manager.get_session_history(session)] == ["session question"]
     assert [h["user_query"] for h in store.get_history(user)] == ["store question"]
+
+
+# -- outages: client-chosen session ids, shared buffers ---------------------------------------
+
+
+@pytest.fixture
+def down_db(closed_port_url):
+    """A client whose database is unreachable (nothing listens on its port)."""
+    db = Database(closed_port_url, connect_timeout=0.3, timeout=0.3, retry_interval=600)
+    yield db
+    db.close()
+
+
+def test_a_session_started_offline_keeps_its_id_after_a_restart(database_url, down_db, superuser, make_id):
+    """The write-back creates the offline session with its client-side id: no alias, no process
+    memory needed, so a fresh process (new pool, new manager) reads it by that id."""
+    user = make_id("offline")
+    buffer = FallbackBuffer()
+    offline = ConversationMemoryManager(down_db, fallback=buffer)
+    session = offline.create_session(user)
+    first = offline.store_turn(session, user, "asked offline", "answered offline")
+    second = offline.store_turn(session, user, "asked again", "answered again", {"n": 2})
+    assert first.buffered and second.buffered and first.session_id == second.session_id == session
+
+    back = Database(database_url, max_size=2)  # the client restarts: new pool, new objects
+    try:
+        writer = ConversationMemoryManager(back, fallback=buffer)
+        assert writer.flush_pending() == 2 and len(buffer) == 0
+    finally:
+        back.close()
+    after = Database(database_url, max_size=2)  # and again: nothing of the write-back is left
+    try:
+        reader = ConversationMemoryManager(after)
+        history = reader.get_session_history(session)
+        assert [(t.turn_number, t.query_text, t.session_id, t.buffered) for t in history] == [
+            (1, "asked offline", session, False), (2, "asked again", session, False),
+        ]
+        assert history[1].metadata["n"] == 2
+        assert reader.store_turn(session, user, "online now", "yes").session_id == session
+    finally:
+        after.close()
+    assert len(stored_messages(superuser, session)) == 6
+
+
+def test_offline_turns_for_an_expired_session_go_to_a_new_one(client_db, down_db, superuser, make_id):
+    """The id is taken (an expired session not swept yet): creating it conflicts, so the buffered
+    turns land in a new session, as a live call's would; the expired one stays as it was."""
+    user = make_id("expired-offline")
+    manager = ConversationMemoryManager(client_db)
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "old", "a")
+    age_turns(superuser, session, [1], timedelta(hours=25))
+    buffer = FallbackBuffer()
+    assert ConversationMemoryManager(down_db, fallback=buffer).store_turn(session, user, "new", "b").buffered
+    assert ConversationMemoryManager(client_db, fallback=buffer).flush_pending() == 1
+    sessions = conversations_of(superuser, manager.identity.user(user))
+    assert len(sessions) == 2 and str(sessions[1]["id"]) != session
+    assert [t.query_text for t in manager.get_session_history(sessions[1]["id"])] == ["new"]
+    assert [r["content"] for r in stored_messages(superuser, session)] == ["old", "a"]
+
+
+def test_a_shared_buffer_keeps_stores_sessions_and_tenants_apart(client_db, down_db, superuser, make_id):
+    """Buffer keys are namespaced by owner kind and tenant, and each owner writes back only its
+    own: a store never writes a session's turns, nor a tenant another tenant's."""
+    user = make_id("shared")
+    buffer = FallbackBuffer()
+    sessions_down = ConversationMemoryManager(down_db, fallback=buffer)
+    store_down, tenant_down = (ConversationStore(down_db, fallback=buffer, tenant_id=t) for t in (None, 7))
+    session = sessions_down.create_session(user)
+    sessions_down.store_turn(session, user, "session q", "session a")
+    assert store_down.store_turn(user, "store q", "store a")
+    assert tenant_down.store_turn(user, "tenant q", "tenant a")
+    # During the outage each owner reads its own turns only.
+    assert [h["user_query"] for h in store_down.get_history(user)] == ["store q"]
+    assert [h["user_query"] for h in tenant_down.get_history(user)] == ["tenant q"]
+    assert [t.query_text for t in sessions_down.get_session_history(session)] == ["session q"]
+    assert len(buffer) == 3
+
+    manager = ConversationMemoryManager(client_db, fallback=buffer)
+    assert manager.flush_pending() == 1  # its own turn only
+    assert len(buffer) == 2
+    store, tenant_store = (ConversationStore(client_db, fallback=buffer, tenant_id=t) for t in (None, 7))
+    assert [h["user_query"] for h in store.get_history(user)] == ["store q"]  # writes back its own first
+    assert len(buffer) == 1
+    assert [h["user_query"] for h in tenant_store.get_history(user)] == ["tenant q"]
+    assert len(buffer) == 0
+    assert [t.query_text for t in manager.get_session_history(session)] == ["session q"]
+    mine = conversations_of(superuser, manager.identity.user(user))
+    assert len(mine) == 2  # the session and the store's running conversation, nothing else
+    assert [r["content"] for r in stored_messages(superuser, session)] == ["session q", "session a"]
+
+
+# -- retention ---------------------------------------------------------------------------------
+
+
+def test_cleanup_uses_the_databases_sweep_settings(manager, superuser, make_id):
+    """No hard-coded batches: the batch size and the number of batches are the settings'
+    (sweep_batch_size, sweep_max_batches), as for pg_cron's sweep."""
+    store = ConversationStore(manager.db)
+    user = make_id("sweep")
+    for n in range(1, 6):
+        store.store_turn(user, f"q{n}", f"a{n}")
+    (conversation,) = conversations_of(superuser, store.identity.user(user))
+    age_turns(superuser, conversation["id"], [1, 2, 3, 4, 5], timedelta(hours=25))
+    saved = superuser.execute(
+        "select key, value::text from memory_private.settings"
+        " where key in ('sweep_batch_size', 'sweep_max_batches')"
+    ).fetchall()
+    superuser.execute(
+        "update memory_private.settings set value = '2' where key in ('sweep_batch_size', 'sweep_max_batches')"
+    )
+    try:  # two batches of two rows per table, whatever the caller's defaults were
+        turns = store.cleanup_old_turns(user)
+        result = manager.cleanup_old_conversations()
+    finally:
+        for key, value in saved:
+            superuser.execute("update memory_private.settings set value = %s::jsonb where key = %s", [value, key])
+    assert turns == 2  # 4 of the user's 10 expired messages
+    assert result.errors == []
+    assert result.messages_deleted <= 4 and result.sessions_deleted <= 4 and result.short_term_deleted <= 4
