@@ -8,8 +8,8 @@ prompt, export / import and erasure all happen in SQL. Python only picks who act
 - a Supabase Auth user acts as themselves (`Database.as_user`): row level security decides
   which memories they may read or change, exactly as through the Data API;
 - any other user (an external id in a tenant, resolved by `supamem.identity`) is served as
-  `service_role`, which bypasses RLS; for those, the methods that take a memory id check in the
-  same transaction that the memory belongs to the user (see `_check_owner`).
+  `service_role`, which bypasses RLS; the RPCs that take a memory id also take `p_user_id`, and
+  another user's memory is then not found, as it would be under RLS.
 
 `user_id` arguments are what the app speaks: a Supabase Auth user id, an external id such as
 "user123" (with `tenant_id`, seed 003's tenant key), or a `memory.users` id (a `UUID` that
@@ -281,27 +281,6 @@ class MemoryService:
         return self.db.as_user(owner.id) if owner.auth else self.db.transaction()
 
     @staticmethod
-    def _check_owner(tx: Transaction, owner: _Owner, memory_id: UUID | str) -> None:
-        """For a service_role caller: NotFoundError unless the memory is the owner's.
-
-        This is the one ownership check done from Python, and only for users without a JWT.
-        An Auth user's transaction runs as `authenticated`: the RPCs' reads and writes go
-        through the memories policies, so the database itself refuses another user's memory
-        (P0002, exactly as for a missing one) and nothing is checked here. An external-id user
-        is served as service_role, which bypasses RLS, and the RPCs take only a memory id; so
-        this select, on the (id, user_id) unique key and in the same transaction as the RPC
-        (`for update` holds the row until the transaction ends), stands in for the policy.
-        """
-        if owner.auth:
-            return
-        rows = tx.execute(
-            "select 1 as found from memory.memories as m where m.id = %s and m.user_id = %s for update",
-            [memory_id, owner.id],
-        )
-        if not rows:
-            raise NotFoundError("memory not found", sqlstate="P0002")
-
-    @staticmethod
     def _memory(
         tx: Transaction, memory_id: UUID | str, user_id: UUID | None = None, *, outcome: str | None = None
     ) -> Memory:
@@ -406,26 +385,21 @@ class MemoryService:
             raise InvalidInputError("no changes given")
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
-            self._check_owner(tx, owner, memory_id)
             target: Any = memory_id
             if any(k in _REVISED_FIELDS for k in changes):
-                content = changes.get("content")
-                if content is None:
-                    # revise_memory takes the whole new content; keep the current one. (An Auth
-                    # user reads it through RLS; revise_memory then locks the row as them.)
-                    content = self._memory(tx, memory_id).content
                 revised = tx.call_one(
                     "revise_memory",
                     memory_id=memory_id,
-                    content=content,
+                    content=changes.get("content"),  # null keeps the current text
                     type=changes.get("type"),
                     category=changes.get("category"),
                     confidence=_numeric(changes.get("confidence")),
+                    user_id=owner.id,
                 )
                 assert revised is not None
                 target = revised["id"]
             if "pinned" in changes:
-                tx.call("pin_memory", memory_id=target, pinned=bool(changes["pinned"]))
+                tx.call("pin_memory", memory_id=target, pinned=bool(changes["pinned"]), user_id=owner.id)
             return self._memory(tx, target)
 
     def delete_memory(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> bool:
@@ -435,8 +409,7 @@ class MemoryService:
         """
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
-            self._check_owner(tx, owner, memory_id)
-            tx.call("forget", memory_id=memory_id)
+            tx.call("forget", memory_id=memory_id, user_id=owner.id)
         return True
 
     def undo_delete(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> Memory:
@@ -446,8 +419,7 @@ class MemoryService:
         """
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
-            self._check_owner(tx, owner, memory_id)
-            tx.call("restore_memory", memory_id=memory_id)
+            tx.call("restore_memory", memory_id=memory_id, user_id=owner.id)
             return self._memory(tx, memory_id)
 
     def pin_memory(

@@ -149,13 +149,16 @@ to authenticated, service_role;
 -- Why: "update" never edits a fact in place: the new version is a new memory and the old one
 -- becomes inactive and points at it, so contradicting facts never both stay active and the
 -- history shows what the user used to believe.
+-- A null content keeps the old text (a change of type or category). Everywhere below, p_user_id
+-- lets the service role act for one user: another user's memory is not found, as under RLS.
 create function memory.revise_memory(
     p_memory_id uuid,
     p_content text,
     p_type text default null,
     p_category text default null,
     p_confidence numeric default null,
-    p_source_message_id bigint default null
+    p_source_message_id bigint default null,
+    p_user_id uuid default null
 )
 returns memory.memories
 language plpgsql
@@ -165,7 +168,9 @@ declare
     v_old memory.memories;
     v_new memory.memories;
 begin
-    select m.* into v_old from memory.memories as m where m.id = p_memory_id for update;
+    select m.* into v_old from memory.memories as m
+    where m.id = p_memory_id and (p_user_id is null or m.user_id = p_user_id)
+    for update;
     if not found then
         raise exception using errcode = 'P0002', message = 'memory not found';
     end if;
@@ -179,7 +184,7 @@ begin
     )
     values (
         -- An empty category clears it (null keeps the old one).
-        v_old.user_id, v_old.profile_id, p_content, coalesce(p_type, v_old.type),
+        v_old.user_id, v_old.profile_id, coalesce(p_content, v_old.content), coalesce(p_type, v_old.type),
         nullif(coalesce(p_category, v_old.category), ''),
         coalesce(p_confidence, v_old.confidence), v_old.context, v_old.pinned, v_old.expires_at, p_source_message_id
     )
@@ -188,10 +193,11 @@ begin
     return v_new;
 end
 $$;
-grant execute on function memory.revise_memory(uuid, text, text, text, numeric, bigint) to authenticated, service_role;
+grant execute on function memory.revise_memory(uuid, text, text, text, numeric, bigint, uuid) to authenticated,
+service_role;
 
 -- Why: seed 004's "This was saved — Undo": deleting is soft, so undo and restore are exact.
-create function memory.forget(p_memory_id uuid)
+create function memory.forget(p_memory_id uuid, p_user_id uuid default null)
 returns memory.memories
 language plpgsql
 set search_path = ''
@@ -200,7 +206,7 @@ declare
     v_row memory.memories;
 begin
     update memory.memories as m set deleted_at = now(), active = false
-    where m.id = p_memory_id and m.deleted_at is null
+    where m.id = p_memory_id and m.deleted_at is null and (p_user_id is null or m.user_id = p_user_id)
     returning m.* into v_row;
     if not found then
         raise exception using errcode = 'P0002', message = 'memory not found or already deleted';
@@ -208,9 +214,9 @@ begin
     return v_row;
 end
 $$;
-grant execute on function memory.forget(uuid) to authenticated, service_role;
+grant execute on function memory.forget(uuid, uuid) to authenticated, service_role;
 
-create function memory.restore_memory(p_memory_id uuid)
+create function memory.restore_memory(p_memory_id uuid, p_user_id uuid default null)
 returns memory.memories
 language plpgsql
 set search_path = ''
@@ -219,7 +225,7 @@ declare
     v_row memory.memories;
 begin
     update memory.memories as m set deleted_at = null, active = m.superseded_by is null
-    where m.id = p_memory_id and m.deleted_at is not null
+    where m.id = p_memory_id and m.deleted_at is not null and (p_user_id is null or m.user_id = p_user_id)
     returning m.* into v_row;
     if not found then
         raise exception using errcode = 'P0002', message = 'no deleted memory with that id';
@@ -230,10 +236,10 @@ begin
     return v_row;
 end
 $$;
-grant execute on function memory.restore_memory(uuid) to authenticated, service_role;
+grant execute on function memory.restore_memory(uuid, uuid) to authenticated, service_role;
 
 -- Why: seed 002's "always include in context".
-create function memory.pin_memory(p_memory_id uuid, p_pinned boolean default true)
+create function memory.pin_memory(p_memory_id uuid, p_pinned boolean default true, p_user_id uuid default null)
 returns memory.memories
 language plpgsql
 set search_path = ''
@@ -242,7 +248,7 @@ declare
     v_row memory.memories;
 begin
     update memory.memories as m set pinned = coalesce(p_pinned, true)
-    where m.id = p_memory_id
+    where m.id = p_memory_id and (p_user_id is null or m.user_id = p_user_id)
     returning m.* into v_row;
     if not found then
         raise exception using errcode = 'P0002', message = 'memory not found';
@@ -250,7 +256,7 @@ begin
     return v_row;
 end
 $$;
-grant execute on function memory.pin_memory(uuid, boolean) to authenticated, service_role;
+grant execute on function memory.pin_memory(uuid, boolean, uuid) to authenticated, service_role;
 
 -- Why: seed 004's Settings controls: pause memory building, opt in to long-term storage.
 create function memory.set_memory_settings(
