@@ -109,6 +109,7 @@ declare
     v_profile uuid;
     v_reason text;
     v_existing uuid;
+    v_threshold text;
 begin
     if p_source_message_id is not null then
         v_reason := memory_private.memory_gate(v_user, p_source_message_id);
@@ -118,13 +119,18 @@ begin
     end if;
     v_profile := memory_private.memory_profile(v_user, p_source_message_id, p_profile_id);
     perform pg_advisory_xact_lock(hashtextextended('supamem.memories:' || v_user::text || coalesce(v_profile::text, ''), 0));
+    -- The % operator at the dedup threshold lets the trigram index find candidates, instead of
+    -- computing the similarity of every live memory of the profile (restored afterwards).
+    v_threshold := coalesce(current_setting('pg_trgm.similarity_threshold', true), '0.3');
+    perform set_config('pg_trgm.similarity_threshold', memory_private.setting('dedup_threshold') #>> '{}', true);
     select m.id into v_existing
     from memory.memories as m
     where m.user_id = v_user and m.profile_id = v_profile
         and m.active and not m.archived and m.deleted_at is null
-        and extensions.similarity(m.content, p_content) >= (memory_private.setting('dedup_threshold'))::numeric
+        and m.content operator(extensions.%) p_content
     order by extensions.similarity(m.content, p_content) desc, m.id
     limit 1;
+    perform set_config('pg_trgm.similarity_threshold', v_threshold, true);
     if v_existing is not null then
         perform memory_private.reinforce(array[v_existing], coalesce(p_confidence, 0.8));
         return query select v_existing, 'duplicate'::text;
