@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from psycopg import sql
 
-from supamem.db import Database, database_url
+from supamem.db import SCHEMA, Database, database_url
 from supamem.errors import (
     DatabaseUnavailableError,
     NotFoundError,
@@ -40,7 +40,6 @@ from supamem.errors import (
     error_for,
 )
 
-SCHEMA = "memory"
 
 @runtime_checkable
 class Transport(Protocol):

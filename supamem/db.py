@@ -368,4 +368,4 @@ class Database:
             return False
 
 
-__all__ = ["DEFAULT_DATABASE_URL", "Database", "Transaction", "database_url"]
+__all__ = ["DEFAULT_DATABASE_URL", "SCHEMA", "Database", "Transaction", "database_url"]

@@ -1,7 +1,7 @@
 """`supamem export | import | erase`: a user's long-term memories in and out (seed 004).
 
 `register(subparsers)` adds the three subcommands to the `supamem` command line
-(supamem/cli.py); `python -m supamem.memory_cli` runs them on their own.
+(supamem/cli.py).
 
 CSV is seed 004's flattened export: one row per memory, the header is the column names of
 memory.memories, json values and arrays are JSON text, booleans are true/false, a null is an
@@ -18,7 +18,7 @@ import io
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TextIO
@@ -117,7 +117,7 @@ def _tenant(value: str | None) -> TenantKey:
 
 
 def _service(args: argparse.Namespace) -> MemoryService:
-    url = getattr(args, "database_url", None) or database_url()
+    url = args.database_url or database_url()
     return MemoryService(Database(url, min_size=1, max_size=2))
 
 
@@ -211,6 +211,9 @@ def _wrap(text: str) -> str:
 def _user_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", required=True, metavar="ID", help=_USER_HELP)
     parser.add_argument("--tenant", metavar="T", help=_TENANT_HELP)
+    parser.add_argument(
+        "--database-url", metavar="URL", help="Postgres URL (default: $DATABASE_URL, else the local stack)"
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -272,18 +275,3 @@ def register(subparsers: Any) -> None:
     _user_arguments(erase)
     erase.add_argument("--yes", action="store_true", help="confirm: really erase the user")
     erase.set_defaults(func=_handled(_erase))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m supamem.memory_cli ...`: the three subcommands without the rest of the CLI."""
-    parser = argparse.ArgumentParser(
-        prog="supamem", description="Move a user's long-term memories in and out, or erase the user."
-    )
-    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    register(subparsers)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
-
 import psycopg
 import pytest
 
-DEFAULT_DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
+from supamem import db
 
 
 @pytest.fixture(scope="session")
 def database_url() -> str:
-    return os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    """The client's own rule: $DATABASE_URL, else the local stack."""
+    return db.database_url()
 
 
 @pytest.fixture(scope="session", autouse=True)

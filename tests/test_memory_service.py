@@ -4,7 +4,6 @@ export -> erase -> import, and the `supamem export | import | erase` command lin
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 import os
@@ -586,17 +585,10 @@ def test_erase_of_an_unknown_user_id_is_not_found(service, client_db):
 # -- command line ---------------------------------------------------------------------------------
 
 
-def cli_command() -> list[str]:
-    """`python -m supamem.cli` (the one entry point) once it exists, else this module's own."""
-    if importlib.util.find_spec("supamem.cli") is not None:
-        return [sys.executable, "-m", "supamem.cli"]
-    return [sys.executable, "-m", "supamem.memory_cli"]
-
-
 def run_cli(database_url: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": database_url}
     return subprocess.run(
-        [*cli_command(), *args], capture_output=True, text=True, env=env, cwd=ROOT, input=stdin, timeout=60,
+        [sys.executable, "-m", "supamem.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, input=stdin, timeout=60,
         check=False,
     )
 
@@ -638,6 +630,12 @@ def test_cli_json_round_trip(service, new_user, client_db, superuser, database_u
     assert comparable(stored(superuser, new_id)) == comparable(before)
     again = run_cli(database_url, "import", "--user", user.key, "--tenant", str(tenant), str(archive))
     assert again.returncode == 0 and "imported 0 of 7" in again.stdout
+    # --database-url wins over $DATABASE_URL (here a closed port).
+    explicit = run_cli(
+        "postgresql://postgres:postgres@127.0.0.1:1/postgres",
+        "export", "--user", user.key, "--tenant", str(tenant), "--database-url", database_url,
+    )
+    assert explicit.returncode == 0, explicit.stderr
 
 
 def test_cli_csv_round_trip(service, new_user, client_db, superuser, database_url, tmp_path):
