@@ -313,8 +313,8 @@ select results_eq(
     $$values ('queued', 10, interval '1 hour')$$,
     'the backoff is capped by job_backoff_max'
 );
--- BUG: base * 2^(attempts - 1) is computed before the cap, so from about attempt 41 (with a
--- 10 s base) the interval overflows and fail_job raises instead of retrying in an hour.
+-- The backoff is capped before base * 2^(attempts - 1) can overflow an interval: at attempt 41
+-- and beyond (with a 10 s base) fail_job still retries in an hour.
 select tests.remember('fo', memory_private.enqueue('test_qf_backoff_overflow', '{}'));
 select tests.clear_authentication();
 update memory_private.jobs set attempts = 59, max_attempts = 100 where id = tests.recall('fo')::bigint;
@@ -504,8 +504,8 @@ select results_eq(
     'job_stats: 2 queued (oldest 5 min), 1 running, 1 dead, 2 done in the last hour (p50 20 s, p95 29 s), 2 failures and 150 tokens in the last hour'
 );
 
--- BUG: enqueue(p_replace) requeues a finished job but keeps its created_at (and failed_at), so a
--- month regenerated today shows in job_stats as a job that has waited since it was first made.
+-- enqueue(p_replace) requeues a finished job afresh (created_at now, failed_at cleared), so a
+-- month regenerated today does not show in job_stats as a job waiting since it was first made.
 select tests.remember('s_regen', memory_private.enqueue('test_kind_y', '{}', 'regen'));
 select tests.clear_authentication();
 update memory_private.jobs set status = 'done', created_at = now() - interval '2 days', finished_at = now() - interval '2 days'

@@ -13,10 +13,10 @@ with p as (
 )
 select tests.remember('profile', id) from p;
 
--- anon: none of it (anon has no usage on either schema).
-select tests.authenticate_as_anon();
-select throws_ok(c.call, '42501', null, 'anon cannot call ' || c.name)
-from (values
+-- The worker functions, the stats, the backfill, and memory_private's producers and sweeps.
+create temporary table queue_calls (name text, call text) on commit drop;
+grant select on queue_calls to anon, authenticated;
+insert into queue_calls (name, call) values
     ('claim_jobs', $$select * from memory.claim_jobs(array['test_qs_kind'], 'w')$$),
     ('extend_lease', $$select memory.extend_lease(1, 'w')$$),
     ('complete_job', $$select memory.complete_job(1, 'w')$$),
@@ -37,8 +37,11 @@ from (values
     ('memory_private.reap_expired_leases', $$select memory_private.reap_expired_leases()$$),
     ('memory_private.prune_finished_jobs', $$select memory_private.prune_finished_jobs()$$),
     ('memory_private.enqueue_due_weekly_summaries', $$select memory_private.enqueue_due_weekly_summaries()$$),
-    ('memory_private.enqueue_due_monthly_summaries', $$select memory_private.enqueue_due_monthly_summaries()$$)
-) as c (name, call);
+    ('memory_private.enqueue_due_monthly_summaries', $$select memory_private.enqueue_due_monthly_summaries()$$);
+
+-- anon: none of it (anon has no usage on either schema).
+select tests.authenticate_as_anon();
+select throws_ok(c.call, '42501', null, 'anon cannot call ' || c.name) from pg_temp.queue_calls as c;
 select throws_ok($$select * from memory_private.jobs$$, '42501', null, 'anon cannot read the job queue');
 select throws_ok($$select * from memory_private.job_stats$$, '42501', null, 'anon cannot read the job stats view');
 select throws_ok(
@@ -48,30 +51,7 @@ select throws_ok(
 
 -- A signed-in user (the owner, with a profile): none of it either.
 select tests.authenticate_as(tests.recall('owner')::uuid);
-select throws_ok(c.call, '42501', null, 'a signed-in user cannot call ' || c.name)
-from (values
-    ('claim_jobs', $$select * from memory.claim_jobs(array['test_qs_kind'], 'w')$$),
-    ('extend_lease', $$select memory.extend_lease(1, 'w')$$),
-    ('complete_job', $$select memory.complete_job(1, 'w')$$),
-    ('fail_job', $$select memory.fail_job(1, 'w', 'e')$$),
-    ('release_job', $$select memory.release_job(1, 'w')$$),
-    ('defer_job', $$select memory.defer_job(1, 'w')$$),
-    ('job_input', $$select memory.job_input(1, 'w')$$),
-    ('finish_extraction', $$select memory.finish_extraction(1, 'w', '[]')$$),
-    ('finish_conversation_summary', $$select memory.finish_conversation_summary(1, 'w', 's')$$),
-    ('finish_title', $$select memory.finish_title(1, 'w', 't')$$),
-    ('finish_weekly_summary', $$select memory.finish_weekly_summary(1, 'w', 's', '{}', '{}')$$),
-    ('finish_monthly_summary', $$select memory.finish_monthly_summary(1, 'w', 's', 'c', '{}')$$),
-    ('finish_year_comparison', $$select memory.finish_year_comparison(1, 'w', 'c')$$),
-    ('job_stats', $$select * from memory.job_stats()$$),
-    ('backfill_month (of their own profile)', $$select memory.backfill_month(tests.recall('profile')::uuid, 2026, 10)$$),
-    ('memory_private.enqueue', $$select memory_private.enqueue('test_qs_kind', '{}')$$),
-    ('memory_private.hold_lease', $$select memory_private.hold_lease(1, 'w')$$),
-    ('memory_private.reap_expired_leases', $$select memory_private.reap_expired_leases()$$),
-    ('memory_private.prune_finished_jobs', $$select memory_private.prune_finished_jobs()$$),
-    ('memory_private.enqueue_due_weekly_summaries', $$select memory_private.enqueue_due_weekly_summaries()$$),
-    ('memory_private.enqueue_due_monthly_summaries', $$select memory_private.enqueue_due_monthly_summaries()$$)
-) as c (name, call);
+select throws_ok(c.call, '42501', null, 'a signed-in user cannot call ' || c.name) from pg_temp.queue_calls as c;
 select throws_ok($$select * from memory_private.jobs$$, '42501', null, 'a signed-in user cannot read the job queue');
 select throws_ok($$select * from memory_private.job_stats$$, '42501', null, 'a signed-in user cannot read the job stats view');
 select throws_ok(
@@ -83,9 +63,9 @@ select throws_ok(
     'a signed-in user cannot change the job queue'
 );
 
--- BUG: enqueue_year_comparison is granted to authenticated (compare_year calls it) but checks only
--- ownership, so a signed-in user calling it directly queues an LLM job for any year and month,
--- without the two monthly summaries compare_year requires, and even for month 13.
+-- enqueue_year_comparison is granted to authenticated (compare_year calls it), so it checks what
+-- compare_year checks: a signed-in user calling it directly cannot queue an LLM job for month 13
+-- or for months without both monthly summaries.
 do $$
 begin
     perform memory_private.enqueue_year_comparison(tests.recall('profile')::uuid, 2026, 13);

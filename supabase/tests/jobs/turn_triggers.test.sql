@@ -171,9 +171,9 @@ select is(memory.request_extraction(tests.recall('gated')::uuid), 0, 'request_ex
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select is(memory.request_extraction(tests.recall('generic')::uuid), 0, 'a stranger''s request on the owner''s conversation queues nothing');
 
--- BUG: an extraction that ran while the gate was closed (remember turned off after the turn was
--- queued) is done without a ledger row; once the gate opens again, request_extraction should
--- queue it again, but the done job's dedup key blocks it forever.
+-- An extraction that ran while the gate was closed (remember turned off after the turn was
+-- queued) is done without a ledger row; once the gate opens again, request_extraction queues it
+-- again: the done job's dedup key does not block it.
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('late', (memory.create_conversation(
     tests.recall('owner')::uuid, 'Late', 'profile', tests.recall('profile')::uuid, p_window_turns => 1000)).id);
@@ -214,8 +214,9 @@ select results_eq(
     $$values (tests.recall('stranger')::uuid)$$,
     'written by the service, a participant''s turn queues an extraction for the participant'
 );
--- BUG: written by the owner's signed-in app (the only signed-in user who may write to the
--- conversation), the trigger's gate check sees auth.uid() = owner <> author and queues nothing.
+-- Written by the owner's signed-in app (the only signed-in user who may write to the
+-- conversation), a participant's turn is still queued for the participant: the trigger asks the
+-- gate about the author, whoever is signed in.
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('together_q2', (select user_message_id from memory.add_turn(
     tests.recall('together')::uuid, 'I am the participant and I sing', 'Lovely.', p_author_id => tests.recall('stranger')::uuid)));

@@ -249,8 +249,8 @@ select is(
     'once stored, the comparison is ready'
 );
 
--- BUG: when the comparison's job has died, compare_year still answers 'queued' (enqueue returns
--- null for the dead job's key, and compare_year ignores that), so the app waits forever.
+-- When the comparison's job has died, asking again queues it again (the dead job's key is
+-- replaced), so 'queued' is true and the app does not wait forever.
 select tests.clear_authentication();
 insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary)
 values (tests.recall('owner')::uuid, tests.recall('akl')::uuid, 2025, 9, 'September 2025.');
