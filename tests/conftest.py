@@ -84,3 +84,20 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"postgresql://postgres:postgres@127.0.0.1:{port}/postgres"
+
+
+#: Held (a session advisory lock) by every test that puts jobs at the front of the queue
+#: (tests/test_worker.py, tests/test_transports.py): two copies of these tests running at once
+#: against one database (two engineers, two CI jobs) would otherwise claim each other's jobs.
+QUEUE_LOCK = "supamem-tests:front-of-the-job-queue"
+
+
+@pytest.fixture
+def queue_lock(database_url: str) -> Iterator[None]:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("set lock_timeout = '300s'")
+        conn.execute("select pg_advisory_lock(hashtext(%s))", [QUEUE_LOCK])
+        try:
+            yield
+        finally:
+            conn.execute("select pg_advisory_unlock(hashtext(%s))", [QUEUE_LOCK])

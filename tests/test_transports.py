@@ -107,21 +107,13 @@ class Users:
         self.conn.close()
 
 
-QUEUE_LOCK = "supamem-tests:front-of-the-job-queue"  # the same lock as tests/test_worker.py
-
-
 @pytest.fixture
-def users(database_url: str) -> Iterator[Users]:
-    """Also holds the advisory lock of the tests that put jobs at the front of the queue."""
-    with psycopg.connect(database_url, autocommit=True) as lock:
-        lock.execute("set lock_timeout = '300s'")
-        lock.execute("select pg_advisory_lock(hashtext(%s))", [QUEUE_LOCK])
-        made = Users(database_url)
-        try:
-            yield made
-        finally:
-            made.close()
-            lock.execute("select pg_advisory_unlock(hashtext(%s))", [QUEUE_LOCK])
+def users(database_url: str, queue_lock: None) -> Iterator[Users]:
+    made = Users(database_url)
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def _outcome(users: Users, user_id: uuid.UUID, conversation_id: uuid.UUID) -> dict[str, Any]:

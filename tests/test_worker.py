@@ -125,23 +125,6 @@ class JobKit:
         self.conn.close()
 
 
-#: Held (a session advisory lock) by every test that puts jobs at the front of the queue: two
-#: copies of these tests running at once against one database (two engineers, two CI jobs)
-#: would otherwise claim each other's jobs.
-QUEUE_LOCK = "supamem-tests:front-of-the-job-queue"
-
-
-@pytest.fixture
-def queue_lock(database_url: str) -> Iterator[None]:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("set lock_timeout = '300s'")
-        conn.execute("select pg_advisory_lock(hashtext(%s))", [QUEUE_LOCK])
-        try:
-            yield
-        finally:
-            conn.execute("select pg_advisory_unlock(hashtext(%s))", [QUEUE_LOCK])
-
-
 @pytest.fixture
 def kit(database_url: str, request: pytest.FixtureRequest, queue_lock: None) -> Iterator[JobKit]:
     job_kit = JobKit(database_url, request.node.name[:24].replace("[", "-").replace("]", ""))
