@@ -5,7 +5,8 @@ Each user (a text id such as "user123", in an optional tenant) has a current con
 rolling window of 10 turns and a 24-hour TTL; `memory.add_turn` stores a turn atomically and the
 database numbers turns, trims the window and sets the expiry. Reads never return expired turns,
 so `get_history` does not need to sweep first (seed 000 swept on every read);
-`cleanup_old_turns` sweeps one user's expired rows on demand.
+`cleanup_old_turns` sweeps one user's expired rows on demand. Reads create nothing: the history of
+an id nobody has stored a turn for is [] (supamem.current).
 
 Errors are handled as seed 000 says: `store_turn` returns False, reads return []/None, and the
 failure is logged with the user id and operation. When the database is unreachable, turns are
@@ -28,6 +29,7 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
+from .current import read_current
 from .db import Database, Transaction
 from .errors import DatabaseUnavailableError, SupamemError
 from .fallback import FallbackBuffer, as_memory_ids, check_buffered_text, log_degraded, log_failure, write_back
@@ -85,12 +87,8 @@ class ConversationStore:
         assert conversation is not None
         return conversation
 
-    def _history(self, user_id: str, max_turns: int) -> list[Turn]:
-        user = self.identity.user(user_id, self.tenant_id)
-        with self.db.transaction() as tx:
-            conversation = self._current(tx, user)
-            rows = tx.call("turn_history", conversation_id=conversation["id"], max_turns=max_turns)
-        return [Turn.from_row(r, user_id=user_id) for r in rows]
+    def _read(self, user_id: str, function: str, **params: Any) -> list[dict[str, Any]]:
+        return read_current(self.db, self.identity, user_id, self.tenant_id, CURRENT, function, **params)
 
     # -- write-back -----------------------------------------------------------------------
 
@@ -180,7 +178,8 @@ class ConversationStore:
         key = self._key(user_id)
         try:
             self._write_back_pending()
-            turns = self._history(user_id, max_turns)
+            rows = self._read(user_id, "turn_history", max_turns=max_turns)
+            turns = [Turn.from_row(r, user_id=user_id) for r in rows]
             self.fallback.remember(key, turns)
             merged = self.fallback.view(key, turns, session_id=key, limit=max_turns)
         except DatabaseUnavailableError as exc:
@@ -199,27 +198,21 @@ class ConversationStore:
         """
         try:
             self._write_back_pending()
-            user = self.identity.user(user_id, self.tenant_id)
-            with self.db.transaction() as tx:
-                conversation = self._current(tx, user)
-                row = tx.call_one(
-                    "resolve_reference",
-                    conversation_id=conversation["id"],
-                    text=reference,
-                    max_turns=self.window_turns,
-                )
+            rows = self._read(user_id, "resolve_reference", text=reference, max_turns=self.window_turns)
         except DatabaseUnavailableError as exc:
             log_degraded(log, "resolve_reference", None, user_id, exc)
             return None
         except SupamemError as exc:
             log_failure(log, "resolve_reference", None, user_id, exc)
             return None
-        return None if row is None else Turn.from_row(row, user_id=user_id).history_item()
+        return Turn.from_row(rows[0], user_id=user_id).history_item() if rows else None
 
     def cleanup_old_turns(self, user_id: str) -> int:
         """Delete the user's expired turns now; returns how many turns were deleted."""
         try:
-            user = self.identity.user(user_id, self.tenant_id)
+            user = self.identity.find(user_id, self.tenant_id)
+            if user is None:
+                return 0
             totals = sweep(self.db, user_id=user)
         except DatabaseUnavailableError as exc:
             log_degraded(log, "cleanup_old_turns", None, user_id, exc)

@@ -60,6 +60,12 @@ def tenant_uuid(tenant_id: TenantKey) -> UUID | None:
     return uuid5(TENANT_NAMESPACE, _tenant_name(tenant_id))
 
 
+def _user_key(user_id: str | UUID, tenant: UUID | None) -> tuple[UUID | None, str]:
+    """(tenant, id as text): a UUID in its canonical spelling, so every spelling is one user."""
+    as_uuid = _as_uuid(user_id)
+    return tenant, str(as_uuid) if as_uuid is not None else str(user_id)
+
+
 def _tenant_name(tenant_id: object) -> str:
     return f"tenant-{tenant_id}" if isinstance(tenant_id, int) else str(tenant_id)
 
@@ -101,26 +107,41 @@ class Identity:
     def user(self, user_id: str | UUID, tenant_id: TenantKey = None) -> UUID:
         """The `memory.users` id of `user_id` in tenant `tenant_id` (created on first use)."""
         tenant = self.tenant(tenant_id)
-        as_uuid = _as_uuid(user_id)
-        text = str(as_uuid) if as_uuid is not None else str(user_id)
-        key = (tenant, text)
+        key = _user_key(user_id, tenant)
         cached = self._users.get(key)
         if cached is not None:
             return cached
         resolved: UUID | None = None
-        if as_uuid is not None and tenant is None:
+        if _as_uuid(user_id) is not None and tenant is None:
             try:
-                resolved = self.db.call_value("register_user", user_id=as_uuid)
+                resolved = self.db.call_value("register_user", user_id=UUID(key[1]))
             except InvalidInputError as exc:
                 if exc.sqlstate != "23503":  # not a Supabase Auth user: an external id then
                     raise
         if resolved is None:
-            resolved = self.db.call_value("user_id_for", external_id=text, tenant_id=tenant)
+            resolved = self.db.call_value("user_id_for", external_id=key[1], tenant_id=tenant)
         assert isinstance(resolved, UUID)
+        self._cache(key, resolved)
+        return resolved
+
+    def find(self, user_id: str | UUID, tenant_id: TenantKey = None) -> UUID | None:
+        """The `memory.users` id of `user_id`, or None when nobody has it (creates nothing).
+
+        Reads use this, so reading an id nobody has used leaves no user or tenant behind.
+        """
+        key = _user_key(user_id, tenant_uuid(tenant_id))
+        cached = self._users.get(key)
+        if cached is not None:
+            return cached
+        found = self.db.call_value("find_user_id", external_id=key[1], tenant_id=key[0])
+        if found is not None:
+            self._cache(key, found)
+        return found
+
+    def _cache(self, key: tuple[UUID | None, str], resolved: UUID) -> None:
         with self._lock:
             self._users[key] = resolved
-            self._display.setdefault(resolved, text)
-        return resolved
+            self._display.setdefault(resolved, key[1])
 
     def display_id(self, user_uuid: UUID) -> str:
         """The id the app speaks for a `memory.users` id: its external id, else the UUID."""

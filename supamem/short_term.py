@@ -94,7 +94,8 @@ class ShortTermMemory:
         if found:
             return value
         try:
-            return self.db.call_value("short_term_get", key=key, user_id=self._user(user_id))
+            user = self.identity.find(user_id, self.tenant_id)
+            return None if user is None else self.db.call_value("short_term_get", key=key, user_id=user)
         except DatabaseUnavailableError as exc:
             log_degraded(log, f"short_term_get[{key}]", None, user_id, exc)
             return None
@@ -106,7 +107,9 @@ class ShortTermMemory:
         """Forget `key`; True when there was something to forget."""
         local = self._local_pop(user_id, key)
         try:
-            return bool(self.db.call_value("short_term_delete", key=key, user_id=self._user(user_id))) or local
+            user = self.identity.find(user_id, self.tenant_id)
+            deleted = user is not None and bool(self.db.call_value("short_term_delete", key=key, user_id=user))
+            return deleted or local
         except DatabaseUnavailableError as exc:
             log_degraded(log, f"short_term_delete[{key}]", None, user_id, exc)
             return local

@@ -4,7 +4,8 @@ Every call is tenant-isolated: `user_id` is the app's text id, `tenant_id` an in
 tenant UUID or name, or None for the app's own namespace. (user, tenant) resolves to one
 `memory.users` row (supamem.identity), so two tenants' "user123" are different people and
 nothing one tenant does reaches another's rows. The history is the user's current conversation
-(`memory.current_conversation`, created on first use, kept forever by default).
+(`memory.current_conversation`, created on first write, kept forever by default). Reads never
+create anything: an id nobody has written for reads as empty.
 
 The functions run as service_role through a module-level default client on `$DATABASE_URL`
 (`configure()` replaces it); `UserMemoryClient` is the same API on an explicit `Database`.
@@ -20,9 +21,10 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
+from .current import read_current
 from .db import Database, Transaction
 from .errors import NotFoundError
-from .identity import Identity, TenantKey
+from .identity import Identity, TenantKey, tenant_uuid
 from .models import Message, UserMemory, UserState
 
 DEFAULT_PAGE = 50
@@ -49,6 +51,14 @@ class UserMemoryClient:
         assert row is not None
         return row["id"]
 
+    def _history_call(self, user_id: str, tenant_id: TenantKey, function: str, **params: Any) -> list[dict[str, Any]]:
+        return read_current(self.db, self.identity, user_id, tenant_id, HISTORY, function, **params)
+
+    def _history_count(self, user_id: str, tenant_id: TenantKey, function: str) -> int:
+        """A count `function` returns for the user's history (0 when there is none)."""
+        rows = self._history_call(user_id, tenant_id, function)
+        return int(next(iter(rows[0].values()))) if rows else 0
+
     # -- conversation history -------------------------------------------------------------
 
     def add_message(self, user_id: str, role: str, content: str, tenant_id: TenantKey = None) -> int:
@@ -65,40 +75,24 @@ class UserMemoryClient:
         self, user_id: str, tenant_id: TenantKey = None, limit: int = DEFAULT_PAGE, offset: int = 0
     ) -> list[Message]:
         """A page of messages, newest first (for display)."""
-        user = self._user(user_id, tenant_id)
-        with self.db.transaction() as tx:
-            rows = tx.call(
-                "history",
-                conversation_id=self._conversation(tx, user),
-                limit=limit,
-                offset=offset,
-                newest_first=True,
-            )
+        rows = self._history_call(user_id, tenant_id, "history", limit=limit, offset=offset, newest_first=True)
         return [Message.model_validate(r) for r in rows]
 
     def get_recent_messages(self, user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[Message]:
         """The newest `count` messages, oldest first (for a prompt)."""
-        user = self._user(user_id, tenant_id)
-        with self.db.transaction() as tx:
-            rows = tx.call(
-                "history", conversation_id=self._conversation(tx, user), limit=count, newest_first=False
-            )
+        rows = self._history_call(user_id, tenant_id, "history", limit=count, newest_first=False)
         return [Message.model_validate(r) for r in rows]
 
     def count_messages(self, user_id: str, tenant_id: TenantKey = None) -> int:
-        user = self._user(user_id, tenant_id)
-        with self.db.transaction() as tx:
-            return int(tx.call_value("count_messages", conversation_id=self._conversation(tx, user)))
+        return self._history_count(user_id, tenant_id, "count_messages")
 
     def clear_conversation_history(self, user_id: str, tenant_id: TenantKey = None) -> int:
         """Delete the user's messages; returns how many were deleted."""
-        user = self._user(user_id, tenant_id)
-        with self.db.transaction() as tx:
-            return int(tx.call_value("clear_conversation", conversation_id=self._conversation(tx, user)))
+        return self._history_count(user_id, tenant_id, "clear_conversation")
 
     def delete_message(self, message_id: int, tenant_id: TenantKey = None) -> None:
         """Delete one message of this tenant; `MemoryNotFoundError` if missing or another tenant's."""
-        tenant = self.identity.tenant(tenant_id)
+        tenant = tenant_uuid(tenant_id)
         with self.db.transaction() as tx:
             # memory.delete_message takes no tenant (reported); service_role sees every tenant,
             # so the tenant is checked here, in the same transaction, before deleting.
@@ -121,18 +115,24 @@ class UserMemoryClient:
         return row["id"]
 
     def get_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> dict[str, Any] | None:
-        return self.db.call_value("kv_get", key=key, user_id=self._user(user_id, tenant_id))
+        user = self.identity.find(user_id, tenant_id)
+        return None if user is None else self.db.call_value("kv_get", key=key, user_id=user)
 
     def get_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> list[UserMemory]:
-        rows = self.db.call("kv_list", user_id=self._user(user_id, tenant_id))
+        user = self.identity.find(user_id, tenant_id)
+        rows = [] if user is None else self.db.call("kv_list", user_id=user)
         return [UserMemory.model_validate(r) for r in rows]
 
     def delete_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> None:
         """Delete one key; `MemoryNotFoundError` if it does not exist."""
-        self.db.call("kv_delete", key=key, user_id=self._user(user_id, tenant_id))
+        user = self.identity.find(user_id, tenant_id)
+        if user is None:
+            raise NotFoundError(f"memory key {key!r} not found", sqlstate="P0002")
+        self.db.call("kv_delete", key=key, user_id=user)
 
     def clear_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> int:
-        return int(self.db.call_value("kv_clear", user_id=self._user(user_id, tenant_id)))
+        user = self.identity.find(user_id, tenant_id)
+        return 0 if user is None else int(self.db.call_value("kv_clear", user_id=user))
 
     # -- user state -----------------------------------------------------------------------
 
@@ -141,12 +141,16 @@ class UserMemoryClient:
         return UserState.model_validate(row)
 
     def get_user_state(self, user_id: str, tenant_id: TenantKey = None) -> UserState | None:
-        row = self.db.call_one("state_get", user_id=self._user(user_id, tenant_id))
+        user = self.identity.find(user_id, tenant_id)
+        row = None if user is None else self.db.call_one("state_get", user_id=user)
         return None if row is None else UserState.model_validate(row)
 
     def delete_user_state(self, user_id: str, tenant_id: TenantKey = None) -> None:
         """`MemoryNotFoundError` if the user has no state."""
-        self.db.call("state_delete", user_id=self._user(user_id, tenant_id))
+        user = self.identity.find(user_id, tenant_id)
+        if user is None:
+            raise NotFoundError("user state not found", sqlstate="P0002")
+        self.db.call("state_delete", user_id=user)
 
 
 # -- module-level API (seed 003) ----------------------------------------------------------

@@ -45,9 +45,16 @@ def stored_messages(superuser: psycopg.Connection, conversation_id: UUID | str) 
 
 def conversations_of(superuser: psycopg.Connection, user_uuid: UUID) -> list[dict[str, Any]]:
     cur = superuser.execute(
-        "select id, ttl, window_turns, last_turn, expires_at, tenant_id from memory.conversations"
+        "select id, ttl, window_turns, last_turn, expires_at, tenant_id, metadata from memory.conversations"
         " where user_id = %s order by created_at",
         [user_uuid],
     )
     names = [d.name for d in cur.description or []]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def users_with_external_id(superuser: psycopg.Connection, external_id: str) -> int:
+    """How many `memory.users` rows carry this external id (in any tenant)."""
+    row = superuser.execute("select count(*) from memory.users where external_id = %s", [external_id]).fetchone()
+    assert row is not None
+    return row[0]

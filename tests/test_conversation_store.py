@@ -6,7 +6,7 @@ import logging
 from datetime import datetime, timedelta
 
 import pytest
-from client_helpers import age_turns, conversations_of, stored_messages
+from client_helpers import age_turns, conversations_of, stored_messages, users_with_external_id
 
 from supamem import ConversationStore, Turn, format_history_for_prompt
 
@@ -37,6 +37,24 @@ def test_store_and_get_history_in_seed_shape(store, make_id):
 
 def test_new_user_has_empty_history(store, make_id):
     assert store.get_history(make_id("nobody")) == []
+
+
+def test_reads_of_an_unknown_user_create_nothing(store, superuser, make_id):
+    user = make_id("reader")
+    assert store.get_history(user) == []
+    assert store.resolve_reference(user, "the first one") is None
+    assert store.cleanup_old_turns(user) == 0
+    assert users_with_external_id(superuser, user) == 0
+
+
+def test_reads_of_a_user_without_a_running_conversation_create_none(store, superuser, make_id):
+    user = make_id("reader")
+    known = store.identity.user(user)  # e.g. a user of seed 003's module, new to this store
+    assert store.get_history(user) == []
+    assert store.resolve_reference(user, "yung una") is None
+    assert conversations_of(superuser, known) == []
+    store.store_turn(user, "q", "a")  # the first write creates it
+    assert [c["metadata"] for c in conversations_of(superuser, known)] == [{"store": "conversation_store"}]
 
 
 def test_current_conversation_has_seed_000_policy(store, superuser, make_id):

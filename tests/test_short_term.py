@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+from client_helpers import users_with_external_id
 
 from supamem import ConversationHandler, ConversationMemoryManager, Database, ShortTermMemory
 
@@ -33,6 +34,13 @@ def test_set_get_clear_clarification(short_term, make_id):
     assert short_term.clear_clarification(user) is True
     assert short_term.get_clarification(user) is None
     assert short_term.clear_clarification(user) is False
+
+
+def test_reads_of_an_unknown_user_create_nothing(short_term, superuser, make_id):
+    user = make_id("reader")
+    assert short_term.get_clarification(user) is None
+    assert short_term.clear_clarification(user) is False
+    assert users_with_external_id(superuser, user) == 0
 
 
 def test_default_lifetime_is_five_minutes(short_term, superuser, make_id):

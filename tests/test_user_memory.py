@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import uuid4
 
 import pytest
+from client_helpers import users_with_external_id
 
 from supamem import (
     InvalidInputError,
@@ -37,6 +38,27 @@ def _module_functions_use_the_test_database(client_db):
 
 
 # -- conversation history -----------------------------------------------------------------
+
+
+def test_reads_of_an_unknown_user_create_nothing(client, make_id, superuser):
+    user, tenant = make_id("reader"), make_id("tenant")
+    assert client.get_conversation_history(user, tenant) == []
+    assert client.get_recent_messages(user, tenant) == []
+    assert client.count_messages(user, tenant) == 0
+    assert client.clear_conversation_history(user, tenant) == 0
+    assert client.get_memory(user, "k", tenant) is None
+    assert client.get_all_memory(user, tenant) == []
+    assert client.clear_all_memory(user, tenant) == 0
+    assert client.get_user_state(user, tenant) is None
+    with pytest.raises(MemoryNotFoundError, match="memory key 'k' not found"):
+        client.delete_memory(user, "k", tenant)
+    with pytest.raises(MemoryNotFoundError, match="user state not found"):
+        client.delete_user_state(user, tenant)
+    assert users_with_external_id(superuser, user) == 0
+    assert superuser.execute("select count(*) from memory.tenants where name = %s", [tenant]).fetchone() == (0,)
+    client.add_message(user, "user", "hello", tenant)  # the first write creates user and history
+    assert client.count_messages(user, tenant) == 1
+    assert users_with_external_id(superuser, user) == 1
 
 
 def test_add_message_user(user):
