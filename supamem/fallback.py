@@ -43,12 +43,14 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from .db import Transaction
-from .errors import InvalidInputError
+from .errors import ConflictError, InvalidInputError
 from .models import Turn
 
 log = logging.getLogger(__name__)
 
 CLIENT_TURN_ID = "client_turn_id"
+#: The unique index that stores a client turn id once per user and role.
+CLIENT_TURN_KEY = "messages_client_turn_id_key"
 
 
 def _context(operation: str, session_id: object, user_id: object) -> dict[str, Any]:
@@ -297,7 +299,10 @@ class FallbackBuffer:
 def stored_client_turn_ids(
     tx: Transaction, ids: list[str], *, conversation_id: UUID | None = None, user_id: UUID | None = None
 ) -> dict[str, UUID]:
-    """Which of `ids` the database already holds (one query): client_turn_id -> conversation."""
+    """Which of `ids` the database already holds (one query): client_turn_id -> conversation.
+
+    An index scan of `messages_client_turn_id_key` (the `?` condition matches its predicate).
+    """
     if conversation_id is not None:
         where, value = "m.conversation_id = %s", conversation_id
     elif user_id is not None:
@@ -307,7 +312,7 @@ def stored_client_turn_ids(
     rows = tx.execute(
         "select distinct m.metadata ->> 'client_turn_id' as client_turn_id, m.conversation_id"
         f" from memory.messages as m where {where}"
-        " and m.metadata ->> 'client_turn_id' = any(%s)",
+        " and m.metadata ? 'client_turn_id' and m.metadata ->> 'client_turn_id' = any(%s)",
         [value, ids],
     )
     return {r["client_turn_id"]: r["conversation_id"] for r in rows}
@@ -319,7 +324,8 @@ def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]
     Runs inside the caller's transaction. A conversation of another user (or an expired or
     unknown one) raises NotFoundError (memory.add_turn's p_user_id). A turn the database rejects
     as invalid is logged and skipped (its savepoint rolls back alone): it could never be written.
-    Any other error aborts the whole write-back. When it returns, every turn is settled (written
+    A turn that another write-back stored meanwhile is refused by `messages_client_turn_id_key`
+    and skipped. Any other error aborts the whole write-back. When it returns, every turn is settled (written
     now, already stored, or rejected); it returns how many were written now.
     """
     present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], conversation_id=conversation_id)
@@ -339,6 +345,10 @@ def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]
                     user_id=user_id,
                     **used,
                 )
+        except ConflictError as exc:
+            if CLIENT_TURN_KEY not in exc.message:
+                raise
+            continue  # stored meanwhile by another write-back: the table keeps one copy
         except InvalidInputError as exc:
             log_failure(log, "write_back", conversation_id, turn.user_id, exc)
             continue
