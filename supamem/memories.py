@@ -30,7 +30,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .db import Database, Transaction
 from .errors import InvalidInputError, NotFoundError
-from .identity import Identity, TenantKey
+from .identity import Identity, TenantKey, tenant_uuid
 
 #: Columns of `memory.memories` a client sees, in table order (`search` is the generated
 #: tsvector behind full-text search: derived from `content`, never exported).
@@ -248,12 +248,22 @@ class MemoryService:
         """The `memory.users` id the service uses for `user_id` in `tenant_id`."""
         return self._owner(user_id, tenant_id).id
 
-    def _owner(self, user_id: str | UUID, tenant_id: TenantKey) -> _Owner:
+    def _owner(self, user_id: str | UUID, tenant_id: TenantKey, *, create: bool = True) -> _Owner:
+        """Who acts for `user_id`: created on first use by writes; with `create` off, a user
+        nobody has made yet is NotFoundError."""
+        owner = self._find_owner(user_id, tenant_id, create=create)
+        if owner is None:
+            raise NotFoundError("user not found", sqlstate="P0002")
+        return owner
+
+    def _find_owner(self, user_id: str | UUID, tenant_id: TenantKey, *, create: bool = False) -> _Owner | None:
+        """Who acts for `user_id`, or None when nobody has the id and `create` is off (reads
+        create nothing)."""
         key = (str(user_id), tenant_id)
         cached = self._owners.get(key)
         if cached is not None:
             return cached
-        tenant = self.identity.tenant(tenant_id)
+        tenant = self.identity.tenant(tenant_id) if create else tenant_uuid(tenant_id)
         row = None
         as_uuid = user_id if isinstance(user_id, UUID) else _as_uuid(user_id)
         if as_uuid is not None:
@@ -261,9 +271,10 @@ class MemoryService:
             if row is not None and row["tenant_id"] != tenant:
                 row = None  # a user of another tenant: the id is an external id here
         if row is None:
-            row = self._user_row(self.identity.user(user_id, tenant_id))
-        if row is None:  # pragma: no cover - identity just created it
-            raise NotFoundError("user not found", sqlstate="P0002")
+            found = self.identity.user(user_id, tenant_id) if create else self.identity.find(user_id, tenant_id)
+            row = None if found is None else self._user_row(found)
+        if row is None:
+            return None
         owner = _Owner(id=row["id"], auth=row["auth_user_id"] is not None)
         with self._lock:
             self._owners[key] = owner
@@ -289,7 +300,7 @@ class MemoryService:
         ).format(sql.SQL(", ").join(sql.Identifier("m", c) for c in MEMORY_COLUMNS))
         rows = tx.execute(query, [memory_id, user_id, user_id])
         if not rows:
-            raise NotFoundError("memory not found", sqlstate="P0002")
+            raise _memory_not_found()
         return Memory.model_validate({**rows[0], "outcome": outcome})
 
     # -- seed 002's interface -------------------------------------------------------------
@@ -333,7 +344,9 @@ class MemoryService:
     ) -> list[Memory]:
         """The user's memories matching `filters` (memory.search_memories), one page."""
         f = filters if isinstance(filters, MemoryFilters) else MemoryFilters.model_validate(filters or {})
-        owner = self._owner(user_id, tenant_id)
+        owner = self._find_owner(user_id, tenant_id)
+        if owner is None:
+            return []
         with self._transaction(owner) as tx:
             rows = tx.call(
                 "search_memories",
@@ -353,7 +366,9 @@ class MemoryService:
 
     def get_memory(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> Memory:
         """One of the user's memories, in any status."""
-        owner = self._owner(user_id, tenant_id)
+        owner = self._find_owner(user_id, tenant_id)
+        if owner is None:
+            raise _memory_not_found()
         with self._transaction(owner) as tx:
             # A read filtered on the owner: RLS would also show a tenant admin their tenant's
             # memories, but this method answers for the user's own.
@@ -467,7 +482,9 @@ class MemoryService:
         it, counted once) or call `mark_memories_used`; `record=True` counts the use now,
         without an answer.
         """
-        owner = self._owner(user_id, tenant_id)
+        owner = self._find_owner(user_id, tenant_id)
+        if owner is None:
+            return []
         with self._transaction(owner) as tx:
             rows = tx.call(
                 "select_memories",
@@ -565,7 +582,7 @@ class MemoryService:
     def export(self, user_id: str | UUID, *, tenant_id: TenantKey = None) -> dict[str, Any]:
         """Every memory (all statuses, every field) and profile of the user, as one document
         (memory.export_memories: {"format": "supamem.memories", "version": 1, ...})."""
-        owner = self._owner(user_id, tenant_id)
+        owner = self._owner(user_id, tenant_id, create=False)
         with self._transaction(owner) as tx:
             rows = tx.execute("select memory.export_memories(p_user_id => %s) as export", [owner.id])
         return rows[0]["export"]
@@ -584,8 +601,9 @@ class MemoryService:
             return int(tx.call_value("import_memories", export=export, user_id=owner.id))
 
     def erase(self, user_id: str | UUID, *, tenant_id: TenantKey = None) -> dict[str, Any]:
-        """Erase the user and everything of theirs (memory.erase_user); returns the counts."""
-        owner = self._owner(user_id, tenant_id)
+        """Erase the user and everything of theirs (memory.erase_user); returns the counts.
+        NotFoundError when nobody has the id (already erased, or never used)."""
+        owner = self._owner(user_id, tenant_id, create=False)
         with self.db.transaction() as tx:
             result = tx.call_value("erase_user", user_id=owner.id)
         # The user row is gone: a later call for the same id must resolve it afresh.
@@ -595,6 +613,10 @@ class MemoryService:
         self.identity.forget(user_id)
         self.identity.forget(owner.id)
         return dict(result)
+
+
+def _memory_not_found() -> NotFoundError:
+    return NotFoundError("memory not found", sqlstate="P0002")
 
 
 def _numeric(value: float | Decimal | None) -> Decimal | None:

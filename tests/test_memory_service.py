@@ -18,6 +18,7 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
+from client_helpers import users_with_external_id
 from pydantic import ValidationError
 
 from supamem import ConversationMemoryManager, ConversationStore, Database, FallbackBuffer
@@ -580,6 +581,18 @@ def test_import_rejects_what_is_not_an_export(service, new_user):
 def test_erase_of_an_unknown_user_id_is_not_found(service, client_db):
     with pytest.raises(NotFoundError):
         client_db.call("erase_user", user_id=uuid4())
+
+
+def test_reads_of_an_unknown_user_create_nothing(service, make_id, superuser):
+    user = make_id("reader")
+    assert service.get_memories(user) == []
+    assert service.get_context_memories(user, query="anything") == []
+    with pytest.raises(NotFoundError, match="memory not found"):
+        service.get_memory(uuid4(), user)
+    for call in (service.export, service.erase):
+        with pytest.raises(NotFoundError, match="user not found"):
+            call(user)
+    assert users_with_external_id(superuser, user) == 0
 
 
 # -- command line ---------------------------------------------------------------------------------
