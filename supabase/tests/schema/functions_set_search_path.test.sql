@@ -1,8 +1,14 @@
 -- Every function in memory and memory_private pins its search_path, so no caller can redirect
 -- an unqualified name to an object of their own (advisor lint 0011, function_search_path_mutable).
 -- Security definer functions pin it to '' and qualify every name.
+--
+-- One exemption: memory_private.memory_score, seed 004's score formula, goes without a SET clause
+-- so that Postgres can inline it into the queries that rank memories (a function with a SET clause
+-- is never inlined; 20261123000500 says why that matters). It is safe: plain arithmetic on its
+-- arguments that names no table or function of its own, invoker's rights, immutable, and inlined
+-- into callers that pin search_path themselves. The check below holds it to exactly that shape.
 begin;
-select plan(4);
+select plan(5);
 
 select is(
     array(
@@ -11,10 +17,19 @@ select is(
         where p.pronamespace in ('memory'::regnamespace, 'memory_private'::regnamespace)
             and p.prokind in ('f', 'a', 'w')
             and not exists (select 1 from unnest(p.proconfig) as c where c like 'search_path=%')
+            and p.oid <> 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure
         order by 1
     ),
     array[]::text[],
-    'every function in memory and memory_private sets search_path'
+    'every function in memory and memory_private sets search_path (memory_score aside, below)'
+);
+
+select results_eq(
+    $$select l.lanname, p.prosecdef, p.provolatile, p.proconfig is null
+    from pg_catalog.pg_proc as p join pg_catalog.pg_language as l on l.oid = p.prolang
+    where p.oid = 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure$$,
+    $$values ('sql'::name, false, 'i'::"char", true)$$,
+    'memory_score, the one exemption: SQL, invoker''s rights, immutable, no SET clause'
 );
 
 select is(
