@@ -7,7 +7,7 @@
 -- the test explains the same queries they run, as the signed-in owner, RLS policy included. No
 -- planner setting is forced: these are the plans Postgres picks on its own.
 begin;
-select plan(12);
+select plan(17);
 
 -- A conversation of 2,000 turns, written in one statement; the insert trigger numbers the turns.
 -- (The explicit window keeps all of them whatever the global default is.)
@@ -110,6 +110,77 @@ select is(
     (tests.recall('turns_plan')::jsonb -> 0 -> 'Plan' ->> 'Actual Rows')::integer,
     10,
     'turns view: ten turns come back'
+);
+
+-- Memory selection does work in proportion to what can be chosen. 200 live memories on the
+-- owner's primary profile: ten goals of confidence 1 (static score 1.5) and 190 facts of
+-- confidence 0.1 (0.1). seed 004's score is inlined (memory_score is never called as a function),
+-- and the query's lift (word_similarity, the costly part) is computed only for memories that can
+-- reach the top ten: a fact's score lifted at most twofold (0.2) stays under the tenth goal's 1.5.
+-- Function calls are counted with track_functions, which counts C functions and non-inlined SQL
+-- functions but not an inlined one.
+select tests.clear_authentication();
+with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
+select tests.remember('profile', id) from p;
+insert into memory.memories (user_id, content, type, confidence)
+select tests.recall('owner')::uuid,
+    case when i <= 10 then format('Training goal %s for the marathon', i) else format('Fact %s about the garden', i) end,
+    case when i <= 10 then 'goal' else 'fact' end,
+    case when i <= 10 then 1.0 else 0.1 end
+from generate_series(1, 200) as i;
+analyze memory.memories;
+set local track_functions = 'all';
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select tests.remember('chosen', (
+    select array_agg(s.content order by s.content)
+    from memory.select_memories(p_query => 'how is my marathon training going') as s
+));
+select tests.clear_authentication();
+
+select is(
+    tests.recall('chosen'),
+    (select array_agg(format('Training goal %s for the marathon', i) order by format('Training goal %s for the marathon', i))
+    from generate_series(1, 10) as i)::text,
+    'selection with a query: the ten goals'
+);
+select is(
+    (select coalesce(sum(f.calls), 0)::integer from pg_catalog.pg_stat_xact_user_functions as f
+    where f.schemaname = 'memory_private' and f.funcname = 'memory_score'),
+    0,
+    'selection: memory_score is inlined, never called as a function'
+);
+select is(
+    (select coalesce(sum(f.calls), 0)::integer from pg_catalog.pg_stat_xact_user_functions as f
+    where f.funcname = 'word_similarity'),
+    10,
+    'selection with a query: word_similarity runs for the 10 memories that can be chosen, not all 200'
+);
+
+-- The result is the one scoring every memory gives (the same formula and lift over all 200).
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    $$select s.id, s.score from memory.select_memories(p_query => 'fact about the garden', p_limit => 50) as s$$,
+    $$select m.id, round(memory_private.memory_score(t.weight, m.confidence, m.last_referenced_at, m.created_at,
+        m.reference_count, now()) * (1 + greatest(
+            ts_rank_cd(m.search, websearch_to_tsquery('english', 'fact about the garden'))::numeric,
+            extensions.word_similarity('fact about the garden', m.content)::numeric)), 4) as score
+    from memory.memories as m join memory.memory_types as t on t.type = m.type
+    where m.user_id = tests.recall('owner')::uuid
+    order by m.pinned desc, 2 desc, m.id
+    limit 50$$,
+    'selection with a query matching the low-scored memories: the same ids and scores as scoring all of them'
+);
+select results_eq(
+    $$select s.id, s.score from memory.select_memories(p_query => 'garden -marathon', p_limit => 12) as s$$,
+    $$select m.id, round(memory_private.memory_score(t.weight, m.confidence, m.last_referenced_at, m.created_at,
+        m.reference_count, now()) * (1 + greatest(
+            ts_rank_cd(m.search, websearch_to_tsquery('english', 'garden -marathon'))::numeric,
+            extensions.word_similarity('garden -marathon', m.content)::numeric)), 4) as score
+    from memory.memories as m join memory.memory_types as t on t.type = m.type
+    where m.user_id = tests.recall('owner')::uuid
+    order by m.pinned desc, 2 desc, m.id
+    limit 12$$,
+    'selection with a negated word (no bound): the same ids and scores as scoring all of them'
 );
 
 select * from finish();

@@ -3,7 +3,7 @@
 -- a turn by position among the turns the prompt shows (the newest max_turns): 1 = the oldest of
 -- them, -1 = the latest. No phrase, or a position outside the window, returns no row.
 begin;
-select plan(24);
+select plan(25);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-resolve');
@@ -94,6 +94,10 @@ select is_empty(
 select is_empty(
     $$select * from memory.resolve_reference(tests.recall('conv')::uuid, null)$$,
     'a null text returns no row'
+);
+select is_empty(
+    $$select * from memory.resolve_reference(tests.recall('conv')::uuid, ' ?! ... ')$$,
+    'a text without a letter or digit returns no row'
 );
 select is_empty(
     $$select * from memory.resolve_reference(gen_random_uuid(), 'yung una')$$,
