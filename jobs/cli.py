@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 from uuid import UUID
 
+from supamem.cli_common import EXIT_OK, EXIT_USAGE, add_database_url, fail, fail_with
+from supamem.db import DEFAULT_DATABASE_URL
 from supamem.errors import SupamemError
 
 from .handlers import KINDS, ClaimedJob, ConfigurationError, describe_llm, make_llm
@@ -26,14 +28,10 @@ from .worker import Summary, Worker, configure_logging, default_worker_name
 
 log = logging.getLogger("supamem.jobs.cli")
 
-EXIT_OK = 0
-EXIT_ERROR = 1  # the database could not be reached, or it refused the request
-EXIT_CONFIG = 2  # bad arguments or configuration (argparse uses 2 as well)
-
-_CONNECTION_HELP = """\
+_CONNECTION_HELP = f"""\
 connection:
   DATABASE_URL                     Postgres URL (default: the local stack,
-                                   postgresql://postgres:postgres@127.0.0.1:54322/postgres);
+                                   {DEFAULT_DATABASE_URL});
                                    a Supavisor session-mode URL works too
   SUPABASE_URL                     use the Supabase Data API instead (when port 5432 is blocked),
   SUPABASE_SERVICE_ROLE_KEY        with the project's service role key
@@ -53,11 +51,7 @@ LLM:
 def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("connection")
-    group.add_argument(
-        "--database-url",
-        metavar="URL",
-        help="Postgres URL (default: $DATABASE_URL, else the local stack)",
-    )
+    add_database_url(group)
     group.add_argument(
         "--supabase-url",
         metavar="URL",
@@ -121,11 +115,6 @@ def _uuid(value: str) -> str:
         return str(UUID(value))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a UUID: {value!r}") from None
-
-
-def _fail(message: str, code: int = EXIT_ERROR) -> int:
-    print(f"supamem: error: {message}", file=sys.stderr)
-    return code
 
 
 @contextmanager
@@ -283,7 +272,7 @@ def run_worker(args: argparse.Namespace) -> int:
     try:
         llm = make_llm(_environment(args))
     except ConfigurationError as exc:
-        return _fail(str(exc), EXIT_CONFIG)
+        return fail_with(exc)
     name = args.name or default_worker_name()
     try:
         # The worker's name is its connections' application_name: pg_stat_activity shows who is who.
@@ -306,15 +295,13 @@ def run_worker(args: argparse.Namespace) -> int:
             )
             with _signals(worker.handle_signal):
                 summary = worker.run(once=args.once)
-    except SupamemError as exc:  # the database is down, or refused to hand out jobs
-        return _fail(f"{exc}" + (f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""))
-    except ValueError as exc:  # e.g. SUPABASE_URL without its key
-        return _fail(str(exc), EXIT_CONFIG)
+    except (SupamemError, ValueError) as exc:  # the database is down or refused; SUPABASE_URL without its key
+        return fail_with(exc)
     finally:
         llm.close()
     _print_summary(summary, args.json)
     if summary.fatal:
-        return _fail(summary.fatal, EXIT_CONFIG)
+        return fail(summary.fatal, EXIT_USAGE)
     return EXIT_OK
 
 
@@ -360,7 +347,7 @@ def run_backfill(args: argparse.Namespace) -> int:
     try:
         llm = make_llm(env) if args.run else None
     except ConfigurationError as exc:
-        return _fail(str(exc), EXIT_CONFIG)
+        return fail_with(exc)
     try:
         with _connected(args, pool_size=args.concurrency + 2) as transport:
             queued = transport.rpc(
@@ -379,10 +366,8 @@ def run_backfill(args: argparse.Namespace) -> int:
                     print(json.dumps({"queued": queued}))
                 return EXIT_OK
             summary = _drain_backfill(transport, llm, args, int(queued or 0))
-    except SupamemError as exc:
-        return _fail(f"{exc}" + (f" (SQLSTATE {exc.sqlstate})" if exc.sqlstate else ""))
-    except ValueError as exc:
-        return _fail(str(exc), EXIT_CONFIG)
+    except (SupamemError, ValueError) as exc:
+        return fail_with(exc)
     finally:
         if llm is not None:
             llm.close()
@@ -394,7 +379,7 @@ def run_backfill(args: argparse.Namespace) -> int:
         if deferred:
             print("the month waits for weeks still being summarised elsewhere; a worker will finish it")
     if summary.fatal:
-        return _fail(summary.fatal, EXIT_CONFIG)
+        return fail(summary.fatal, EXIT_USAGE)
     return EXIT_OK
 
 
@@ -513,10 +498,8 @@ def run_stats(args: argparse.Namespace) -> int:
     try:
         with _connected(args, pool_size=1) as transport:
             rows = transport.rpc("job_stats") or []
-    except SupamemError as exc:
-        return _fail(str(exc))
-    except ValueError as exc:
-        return _fail(str(exc), EXIT_CONFIG)
+    except (SupamemError, ValueError) as exc:
+        return fail_with(exc)
     print(json.dumps(rows) if args.json else format_stats(rows))
     return EXIT_OK
 

@@ -23,6 +23,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, TextIO
 
+from .cli_common import DATABASE_ENVIRONMENT, EXIT_OK, EXIT_USAGE, add_database_url, fail_with
 from .db import Database, database_url
 from .errors import SupamemError
 from .identity import TenantKey
@@ -39,10 +40,6 @@ _USER_HELP = (
 _TENANT_HELP = (
     "the tenant the user id belongs to: an integer (seed 003's tenant ids), a tenant name or a"
     " tenant UUID; leave out for the app's own users"
-)
-_ENVIRONMENT = (
-    "The database is $DATABASE_URL (default: the local stack,"
-    " postgresql://postgres:postgres@127.0.0.1:54322/postgres)."
 )
 
 
@@ -142,7 +139,7 @@ def _export(args: argparse.Namespace) -> int:
     print(f"exported {count} memories of user {export['user_id']} to {where}", file=sys.stderr)
     if count == 0:
         print("(no memories: check --user and --tenant)", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def _read_export(path: str, fmt: str) -> dict[str, Any]:
@@ -167,7 +164,7 @@ def _import(args: argparse.Namespace) -> int:
     finally:
         service.db.close()
     print(f"imported {added} of {total} memories into user {user} ({total - added} were already there)")
-    return 0
+    return EXIT_OK
 
 
 def _erase(args: argparse.Namespace) -> int:
@@ -178,27 +175,25 @@ def _erase(args: argparse.Namespace) -> int:
             f" supamem export --user {args.user}{' --tenant ' + args.tenant if args.tenant else ''} -o backup.json",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_USAGE
     service = _service(args)
     try:
         result = service.erase(args.user, tenant_id=_tenant(args.tenant))
     finally:
         service.db.close()
     print(json.dumps(result, indent=2))
-    return 0
+    return EXIT_OK
 
 
 def _handled(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Errors a user can act on become one line on stderr and exit status 1, not a traceback."""
+    """Errors a user can act on become one line on stderr and an exit code, not a traceback."""
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
         except (SupamemError, OSError, ValueError) as exc:
-            name = command.__name__.lstrip("_")
-            print(f"supamem {name}: {exc}", file=sys.stderr)
-            return 1
+            return fail_with(exc)
 
     return run
 
@@ -211,9 +206,7 @@ def _wrap(text: str) -> str:
 def _user_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", required=True, metavar="ID", help=_USER_HELP)
     parser.add_argument("--tenant", metavar="T", help=_TENANT_HELP)
-    parser.add_argument(
-        "--database-url", metavar="URL", help="Postgres URL (default: $DATABASE_URL, else the local stack)"
-    )
+    add_database_url(parser)
 
 
 def register(subparsers: Any) -> None:
@@ -225,7 +218,7 @@ def register(subparsers: Any) -> None:
             "Write every memory of a user (active, archived, deleted and superseded, with every"
             " field) and their profiles. JSON is the full archive that `supamem import` restores;"
             " CSV is one row per memory with the column names as header (json fields as JSON text),"
-            " for spreadsheets. " + _ENVIRONMENT
+            " for spreadsheets. " + DATABASE_ENVIRONMENT
         ),
         epilog=(
             "examples:\n"
@@ -247,7 +240,7 @@ def register(subparsers: Any) -> None:
             " same file twice adds nothing; links to conversations or messages that no longer"
             " exist are dropped. The usual use is restoring a user after `supamem erase`."
             " CSV files carry no profiles: each profile they name is recreated as"
-            f' "{IMPORTED_PROFILE_NAME}". ' + _ENVIRONMENT
+            f' "{IMPORTED_PROFILE_NAME}". ' + DATABASE_ENVIRONMENT
         ),
         epilog="example:\n  supamem import --user user123 --tenant 7 user123.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -267,7 +260,7 @@ def register(subparsers: Any) -> None:
             "Delete the user with their conversations, messages, memories, history and summaries,"
             " and the messages they wrote in other people's conversations. Nothing of anyone else"
             " is touched. This cannot be undone: run `supamem export` first to keep a copy."
-            " Refuses to run without --yes. " + _ENVIRONMENT
+            " Refuses to run without --yes. " + DATABASE_ENVIRONMENT
         ),
         epilog="example:\n  supamem export --user user123 -o backup.json && supamem erase --user user123 --yes",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -1,8 +1,13 @@
-"""Helpers shared by the client tests: inspect and age rows as the postgres superuser."""
+"""Helpers shared by the client tests: inspect and age rows as the postgres superuser, run the
+command line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -58,3 +63,20 @@ def users_with_external_id(superuser: psycopg.Connection, external_id: str) -> i
     row = superuser.execute("select count(*) from memory.users where external_id = %s", [external_id]).fetchone()
     assert row is not None
     return row[0]
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(database_url: str, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """`supamem ARGS` in a subprocess on `database_url` (plus `env`), as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "supamem.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DATABASE_URL": database_url, **env},
+        cwd=ROOT,
+        input=stdin,
+        timeout=60,
+        check=False,
+    )

@@ -6,19 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from client_helpers import users_with_external_id
+from client_helpers import run_cli, users_with_external_id
 from pydantic import ValidationError
 
 from supamem import ConversationMemoryManager, ConversationStore, Database, FallbackBuffer
@@ -32,7 +28,6 @@ from supamem.memories import (
     SelectedMemory,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # -- helpers ------------------------------------------------------------------------------------
 
@@ -598,14 +593,6 @@ def test_reads_of_an_unknown_user_create_nothing(service, make_id, superuser):
 # -- command line ---------------------------------------------------------------------------------
 
 
-def run_cli(database_url: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": database_url}
-    return subprocess.run(
-        [sys.executable, "-m", "supamem.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, input=stdin, timeout=60,
-        check=False,
-    )
-
-
 def test_cli_help_is_there_for_a_new_user(database_url):
     for command in ("export", "import", "erase"):
         done = run_cli(database_url, command, "--help")
@@ -689,7 +676,7 @@ def test_cli_reports_errors_in_one_line(database_url, superuser, tmp_path):
     key = f"cli-{uuid4().hex[:8]}"
     try:
         done = run_cli(database_url, "import", "--user", key, str(bad))
-        assert done.returncode == 1
+        assert done.returncode == 2  # bad input
         assert "not a supamem memories export" in done.stderr and "Traceback" not in done.stderr
     finally:  # resolving the id created the user before the import was refused
         superuser.execute("delete from memory.users where external_id = %s and tenant_id is null", [key])
