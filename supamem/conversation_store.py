@@ -32,7 +32,16 @@ from uuid import UUID
 from .current import read_current
 from .db import Database, Transaction
 from .errors import DatabaseUnavailableError, SupamemError
-from .fallback import FallbackBuffer, as_memory_ids, check_buffered_text, log_degraded, log_failure, write_back
+from .fallback import (
+    BufferedTurn,
+    FallbackBuffer,
+    as_memory_ids,
+    check_buffered_text,
+    flush,
+    log_degraded,
+    log_failure,
+    write_back,
+)
 from .formatting import format_history_for_prompt
 from .identity import Identity, TenantKey, tenant_uuid
 from .models import Turn
@@ -97,31 +106,13 @@ class ConversationStore:
         were written now. Raises only when the database is unreachable."""
         if not self.fallback.has_pending(self._prefix):
             return 0
-        written = 0
-        with self._flush_lock:
-            for key in self.fallback.pending_keys(self._prefix):
-                turns = self.fallback.pending(key)
-                if not turns:
-                    continue
-                user_id = turns[0].user_id
-                try:
-                    user = self.identity.user(user_id, self.tenant_id)
-                    with self.db.transaction() as tx:
-                        count = write_back(tx, self._current(tx, user)["id"], turns, user)
-                except DatabaseUnavailableError:
-                    raise
-                except SupamemError as exc:
-                    log_failure(log, "write_back", None, user_id, exc)
-                    continue
-                self.fallback.discard(key, [t.client_turn_id for t in turns])
-                written += count
-                log.warning(
-                    "database reachable again: wrote back %d buffered turn(s) of user_id=%s",
-                    count,
-                    user_id,
-                    extra={"supamem_operation": "write_back", "supamem_user_id": user_id},
-                )
-        return written
+        return flush(self.fallback, self._prefix, self._flush_lock, self._write_back)
+
+    def _write_back(self, key: str, turns: list[BufferedTurn]) -> tuple[UUID, int]:
+        user = self.identity.user(turns[0].user_id, self.tenant_id)
+        with self.db.transaction() as tx:
+            conversation = self._current(tx, user)["id"]
+            return conversation, write_back(tx, conversation, turns, user)
 
     def _write_back_pending(self) -> None:
         if self.fallback.has_pending(self._prefix):

@@ -36,14 +36,14 @@ import itertools
 import logging
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
 from .db import Transaction
-from .errors import ConflictError, InvalidInputError
+from .errors import ConflictError, DatabaseUnavailableError, InvalidInputError, SupamemError
 from .models import Turn
 
 log = logging.getLogger(__name__)
@@ -296,6 +296,47 @@ class FallbackBuffer:
         return merged
 
 
+def flush(
+    fallback: FallbackBuffer,
+    prefix: str,
+    lock: threading.Lock,
+    write: Callable[[str, list[BufferedTurn]], tuple[object, int]],
+) -> int:
+    """Write back every buffered turn under `prefix`, key by key, oldest first; returns how many
+    were written now. The loop both seed clients share.
+
+    `write(key, turns)` stores one key's turns in one transaction and returns where they went
+    (for the log) and how many it wrote. Turns leave the buffer only after their commit. An
+    unreachable database raises (the caller keeps buffering); any other error leaves the key's
+    turns buffered for the next call and goes on with the next key.
+    """
+    written = 0
+    with lock:
+        for key in fallback.pending_keys(prefix):
+            turns = fallback.pending(key)
+            if not turns:
+                continue
+            buffered_as = key.removeprefix(prefix)
+            try:
+                target, count = write(key, turns)
+            except DatabaseUnavailableError:
+                raise
+            except SupamemError as exc:
+                log_failure(log, "write_back", buffered_as, turns[0].user_id, exc)
+                continue
+            fallback.discard(key, [t.client_turn_id for t in turns])
+            written += count
+            log.warning(
+                "database reachable again: wrote back %d buffered turn(s) of %s (user_id=%s) to %s",
+                count,
+                buffered_as,
+                turns[0].user_id,
+                target,
+                extra=_context("write_back", buffered_as, turns[0].user_id),
+            )
+    return written
+
+
 def stored_client_turn_ids(
     tx: Transaction, ids: list[str], *, conversation_id: UUID | None = None, user_id: UUID | None = None
 ) -> dict[str, UUID]:
@@ -362,6 +403,7 @@ __all__ = [
     "FallbackBuffer",
     "as_memory_ids",
     "check_buffered_text",
+    "flush",
     "log_degraded",
     "log_failure",
     "stored_client_turn_ids",

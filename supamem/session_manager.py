@@ -39,6 +39,7 @@ from .fallback import (
     FallbackBuffer,
     as_memory_ids,
     check_buffered_text,
+    flush,
     log_degraded,
     log_failure,
     stored_client_turn_ids,
@@ -148,34 +149,12 @@ class ConversationMemoryManager:
         were written now. Raises only when the database is unreachable."""
         if not self.fallback.has_pending(self._prefix):
             return 0
-        written = 0
-        with self._flush_lock:
-            for key in self.fallback.pending_keys(self._prefix):
-                turns = self.fallback.pending(key)
-                if not turns:
-                    continue
-                buffered_id = key.removeprefix(self._prefix)
-                try:
-                    session, count = self._write_back(_as_uuid(buffered_id), turns)
-                except DatabaseUnavailableError:
-                    raise
-                except SupamemError as exc:
-                    # Leave them buffered: this is not an outage, and the next call retries.
-                    log_failure(log, "write_back", buffered_id, turns[0].user_id, exc)
-                    continue
-                self.fallback.discard(key, [t.client_turn_id for t in turns])
-                written += count
-                log.warning(
-                    "database reachable again: wrote back %d buffered turn(s) of session %s "
-                    "(user_id=%s) to session %s",
-                    count,
-                    buffered_id,
-                    turns[0].user_id,
-                    session,
-                    extra={"supamem_operation": "write_back", "supamem_session_id": buffered_id,
-                           "supamem_user_id": turns[0].user_id},
-                )
-        return written
+        return flush(
+            self.fallback,
+            self._prefix,
+            self._flush_lock,
+            lambda key, turns: self._write_back(_as_uuid(key.removeprefix(self._prefix)), turns),
+        )
 
     def _write_back(self, wanted: UUID | None, turns: list[BufferedTurn]) -> tuple[UUID, int]:
         """Write `turns` to session `wanted` (created with that id when no conversation has it);
