@@ -189,8 +189,6 @@ def attribution(probe: str, n: int) -> dict[str, Any]:
         "select_memories, query, not recorded": (
             "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s, p_record => false)",
             (uid, pid, QUERY)),
-        "select_memories, query, recorded (as prompt_context)": (
-            "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s)", (uid, pid, QUERY)),
     }
 
     def caller(q: str, params: tuple) -> Any:

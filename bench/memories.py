@@ -22,6 +22,7 @@ from .stats import interleaved, ratio, summarize
 
 PROBES = 20
 PER_PROBE = 1000
+RECORDING_PROBES = 5
 QUERY = "how is the marathon training going with my sister"
 
 
@@ -30,6 +31,7 @@ def run() -> dict[str, Any]:
     users = pick(1_000, 10_000)
     filler_per_profile = pick(20, 100)
     out: dict[str, Any] = {"users": users + PROBES, "probe_profiles": PROBES, "memories_per_probe_profile": PER_PROBE,
+                           "recording_probe_profiles": RECORDING_PROBES,
                            "filler_memories_per_profile": filler_per_profile}
     with admin() as conn:
         out["users_seconds"] = data.create_users(conn, users, "muser")
@@ -56,7 +58,10 @@ def run() -> dict[str, Any]:
             "the profile's own memories (read through memories_live_idx), which the probes have at 1,000.")
     rng = random.Random(11)
     conn = service()
-    probe_cycle = itertools.cycle(probes)
+    # Recording a use raises the chosen memories' scores, which would change what later calls
+    # select; the recording select gets probe profiles of its own so the others read unchanged scores.
+    probe_cycle = itertools.cycle(probes[:-RECORDING_PROBES])
+    record_cycle = itertools.cycle(probes[-RECORDING_PROBES:])
     counter = itertools.count()
 
     def duplicate() -> None:
@@ -73,7 +78,7 @@ def run() -> dict[str, Any]:
 
     def select(query: str | None, record: bool) -> Any:
         def call() -> None:
-            uid, pid = next(probe_cycle)
+            uid, pid = next(record_cycle if record else probe_cycle)
             conn.execute("select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s, "
                          "p_record => %s)", (uid, pid, query, record)).fetchall()
         return call

@@ -180,12 +180,12 @@ def _context(w: dict[str, Any], summary: list[str]) -> list[str]:
             continue
         out += [f"`explain (analyze, buffers)` at the {label} size ({_n(step['messages'])} messages); the top level "
                 f"only shows the function call, so auto_explain's plans of the statements inside it are summarised "
-                f"below it (buffers per statement; the memory_score / trigger calls are the unnamed rows):", "", "```"]
+                f"below it (buffers per statement; the unnamed rows are bodies of SQL functions it calls):", "", "```"]
         out += ex["plan"]
         out += ["```", "", "| statement inside prompt_context | calls | ms (with timing overhead) | shared hit | shared read |",
                 "| --- | ---: | ---: | ---: | ---: |"]
         for e in ex["nested"][:12]:
-            text = e["statement"].replace("|", "\\|") or "(SQL function body: memory_score / FK check)"
+            text = e["statement"].replace("|", "\\|") or "(SQL function body)"
             out.append(f"| `{text[:90]}` | {e['calls']} | {e['ms']} | {e['shared_hit']} | {e['shared_read']} |")
         out.append("")
     tb0 = (steps[0].get("explain") or {}).get("top_buffers") or {}
@@ -427,7 +427,10 @@ def _memories(w: dict[str, Any], summary: list[str]) -> list[str]:
             f"memories each (the cap), the others {w['filler_memories_per_profile']} each: {_n(w['memories_total'])} memories "
             f"({w['table_bytes'] / 2**30:.2f} GiB with indexes), loaded in {w['load']['seconds']} s "
             f"({_n(w['load']['rows_per_second'])} rows/s, triggers off). {_n(w['samples'])} interleaved calls per operation "
-            f"on one service_role connection.", ""]
+            f"on one service_role connection."
+            + (f" The recording select runs on {w['recording_probe_profiles']} probe profiles of its own (a recorded "
+               f"use raises the chosen memories' scores, which would change what the other selects read); the other "
+               f"operations share the rest." if w.get("recording_probe_profiles") else ""), ""]
     if w.get("note_10k_users_x_1000"):
         out += [w["note_10k_users_x_1000"], ""]
     out += ["| operation | p50 | p95 | p99 |", "| --- | ---: | ---: | ---: |"]
@@ -456,7 +459,7 @@ def _op(ops: dict[str, Any], *names: str) -> Any:
 
 ATTRIBUTION_LABELS = {
     # prompt_context stopped recording the selection (the answer records it); older results
-    # named the parts after the old behaviour.
+    # named the parts after the old behaviour (and their "recorded" call did not pass p_record).
     "select_memories, query, recorded (as prompt_context)": "select_memories, query, recorded",
     "select_memories, query, not recorded": "select_memories, query, not recorded (as prompt_context)",
 }
