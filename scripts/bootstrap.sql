@@ -52,15 +52,17 @@ alter default privileges in schema public grant all on sequences to anon, authen
 create schema if not exists auth;
 grant usage on schema auth to anon, authenticated, service_role;
 
--- The subset of GoTrue's auth.users that the kit references.
+-- The subset of GoTrue's auth.users that the kit references. As on Supabase, `id` has no default
+-- (GoTrue supplies it), so tests that pass here pass under `supabase test db` too.
 create table if not exists auth.users (
-    id uuid primary key default gen_random_uuid(),
+    id uuid not null primary key,
     email text,
     raw_app_meta_data jsonb default '{}',
     raw_user_meta_data jsonb default '{}',
     created_at timestamptz default now(),
     updated_at timestamptz default now()
 );
+alter table auth.users alter column id drop default;  -- clusters bootstrapped with one earlier
 revoke all on table auth.users from public, anon, authenticated;
 grant select on table auth.users to service_role;
 

@@ -63,7 +63,7 @@ def owner_connection() -> psycopg.Connection[Any]:
 
 def sign_up(owner: psycopg.Connection[Any], email: str) -> UUID:
     """What Supabase Auth does when someone signs up: a row in auth.users."""
-    row = owner.execute("insert into auth.users (email) values (%s) returning id", [email]).fetchone()
+    row = owner.execute("insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id", [email]).fetchone()
     assert row is not None
     return row[0]
 

@@ -68,7 +68,7 @@ def make_auth_user(superuser: psycopg.Connection) -> Callable[[], uuid.UUID]:
 
     def create() -> uuid.UUID:
         row = superuser.execute(
-            "insert into auth.users (email) values (%s) returning id",
+            "insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id",
             [f"{uuid.uuid4().hex[:12]}@supamem.test"],
         ).fetchone()
         assert row is not None

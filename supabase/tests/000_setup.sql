@@ -22,8 +22,8 @@ as $$
 declare
     v_id uuid;
 begin
-    insert into auth.users (email, raw_user_meta_data)
-    values (p_email, pg_catalog.jsonb_build_object('test_email', p_email))
+    insert into auth.users (id, email, raw_user_meta_data)
+    values (gen_random_uuid(), p_email, pg_catalog.jsonb_build_object('test_email', p_email))
     returning id into v_id;
     return v_id;
 end
