@@ -437,6 +437,18 @@ class MemoryService:
             tx.call("restore_memory", memory_id=memory_id, user_id=owner.id)
             return self._memory(tx, memory_id)
 
+    def clear_memories(
+        self, user_id: str | UUID, profile_id: UUID | str | None = None, *, tenant_id: TenantKey = None
+    ) -> int:
+        """Seed 004's "Clear all memories" (memory.clear_memories): soft-delete every memory of the
+        user, or of one profile, that is not deleted yet; returns how many. Each can still be
+        brought back with `undo_delete` until it is purged. Ask the user to confirm first."""
+        owner = self._find_owner(user_id, tenant_id)
+        if owner is None:
+            return 0
+        with self._transaction(owner) as tx:
+            return int(tx.call_value("clear_memories", user_id=owner.id, profile_id=profile_id))
+
     def pin_memory(
         self, memory_id: UUID | str, user_id: str | UUID, pinned: bool = True, *, tenant_id: TenantKey = None
     ) -> Memory:

@@ -283,6 +283,18 @@ def test_delete_and_undo(service, new_user, superuser, auth):
     assert events == ["add", "delete", "restore"]
 
 
+@pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
+def test_clear_memories_and_undo(service, new_user, auth):
+    user = new_user(auth=auth)
+    kept = [remember(service, user, c) for c in ("Has a cat named Mingming", "Lives in Cebu City")]
+    assert service.clear_memories(user.key) == 2
+    assert service.get_memories(user.key) == []
+    assert service.clear_memories(user.key) == 0
+    restored = [service.undo_delete(m.id, user.key) for m in kept]
+    assert {m.content for m in restored} == {"Has a cat named Mingming", "Lives in Cebu City"}
+    assert all(m.is_active for m in restored)
+
+
 def test_undo_of_a_superseded_memory_keeps_it_inactive(service, new_user):
     user = new_user()
     old = remember(service, user, "Drives a Toyota", "fact")
