@@ -22,7 +22,7 @@ from supamem.cli_common import EXIT_OK, EXIT_USAGE, add_database_url, fail, fail
 from supamem.db import DEFAULT_DATABASE_URL
 from supamem.errors import SupamemError
 
-from .handlers import KINDS, ClaimedJob, ConfigurationError, describe_llm, make_llm
+from .handlers import KIND_GROUPS, KINDS, ClaimedJob, ConfigurationError, describe_llm, make_llm
 from .transport import Transport, transport_from_env
 from .worker import Summary, Worker, configure_logging, default_worker_name
 
@@ -78,13 +78,15 @@ def _environment(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _kinds(value: str) -> list[str]:
-    kinds = [k.strip() for k in value.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in KINDS]
-    if not kinds or unknown:
+    names = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in names if k not in KINDS and k not in KIND_GROUPS]
+    if not names or unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown job kind(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(KINDS)}"
+            f"unknown job kind(s) {', '.join(unknown) or '(none)'};"
+            f" choose from {', '.join((*KINDS, *KIND_GROUPS))}"
         )
-    return kinds
+    kinds = [kind for name in names for kind in KIND_GROUPS.get(name, (name,))]
+    return list(dict.fromkeys(kinds))
 
 
 def _positive_int(value: str) -> int:
@@ -215,7 +217,8 @@ def _add_worker(subparsers: Any, common: argparse.ArgumentParser) -> None:
         type=_kinds,
         default=list(KINDS),
         metavar="K1,K2",
-        help=f"comma-separated job kinds to run (default: all: {','.join(KINDS)})",
+        help=f"comma-separated job kinds to run (default: all: {','.join(KINDS)}); "
+        f"'summarize' means {','.join(KIND_GROUPS['summarize'])}",
     )
     parser.add_argument(
         "--concurrency", type=_positive_int, default=4, metavar="N", help="jobs run at once (default: 4)"

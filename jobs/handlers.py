@@ -55,6 +55,10 @@ KINDS: tuple[str, ...] = (
     "summarize_month",
     "compare_year",
 )
+#: Names for several kinds at once on the command line (`--kinds extract,summarize`).
+KIND_GROUPS: dict[str, tuple[str, ...]] = {
+    "summarize": ("summarize_conversation", "summarize_week", "summarize_month", "compare_year"),
+}
 
 
 class JobFailed(Exception):

@@ -4,6 +4,7 @@ configuration. Errors are one line on stderr, never a traceback."""
 
 from __future__ import annotations
 
+import json
 from uuid import uuid4
 
 import pytest
@@ -54,3 +55,14 @@ def test_bad_arguments_are_exit_2(database_url):
     done = run_cli(database_url, "backfill", "--profile", "not-a-uuid", "--year", "2026", "--month", "1")
     assert done.returncode == 2
     assert "not a UUID" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_worker_kinds_take_the_summarize_group(database_url):
+    """`--kinds extract,summarize` (the issue's example) runs extraction and every summary kind."""
+    done = run_cli(database_url, "worker", "--once", "--json", "--kinds", "extract,summarize", "--user", str(uuid4()))
+    assert done.returncode == 0, done.stderr
+    started = next(json.loads(line) for line in done.stderr.splitlines() if '"worker_started"' in line)
+    assert started["kind"] == "extract,summarize_conversation,summarize_week,summarize_month,compare_year"
+    done = run_cli(database_url, "worker", "--once", "--kinds", "extract,summaries")
+    assert done.returncode == 2
+    assert "unknown job kind(s) summaries" in done.stderr and "summarize" in done.stderr
