@@ -107,8 +107,11 @@ class Message(_Model):
     expires_at: datetime | None = None
 
 
-#: Seed 003's name.
-ConversationMessage = Message
+class ConversationMessage(Message):
+    """Seed 003's message: `user_id` and `tenant_id` are the ids the app passed ("user123", 1)."""
+
+    user_id: str  # type: ignore[assignment]
+    tenant_id: int | str | UUID | None = None  # type: ignore[assignment]
 
 
 class Conversation(_Model):
@@ -132,21 +135,23 @@ class Conversation(_Model):
 
 
 class UserMemory(_Model):
-    """Seed 003's user memory: a JSON object under a key (`memory.user_kv`)."""
+    """Seed 003's user memory: a JSON object under a key (`memory.user_kv`); `user_id` and
+    `tenant_id` are the ids the app passed."""
 
     id: int
-    tenant_id: UUID | None = None
-    user_id: UUID
+    tenant_id: int | str | UUID | None = None
+    user_id: str
     key: str
     value: dict[str, Any]
     updated_at: datetime
 
 
 class UserState(_Model):
-    """Seed 003's user state: one mode per user (`memory.user_state`)."""
+    """Seed 003's user state: one mode per user (`memory.user_state`); `user_id` and `tenant_id`
+    are the ids the app passed."""
 
-    tenant_id: UUID | None = None
-    user_id: UUID
+    tenant_id: int | str | UUID | None = None
+    user_id: str
     mode: str
     updated_at: datetime
 

@@ -25,13 +25,18 @@ from .current import read_current
 from .db import Database, Transaction
 from .errors import NotFoundError
 from .identity import Identity, TenantKey, tenant_uuid
-from .models import Message, UserMemory, UserState
+from .models import ConversationMessage, UserMemory, UserState
 
 DEFAULT_PAGE = 50
 
 
 #: Metadata that marks a user's seed 003 history conversation.
 HISTORY = {"store": "user_memory"}
+
+
+def _as_given(row: dict[str, Any], user_id: str, tenant_id: TenantKey) -> dict[str, Any]:
+    """A row with the ids the app speaks (seed 003's models), not the `memory.users` ids."""
+    return {**row, "user_id": user_id, "tenant_id": tenant_id}
 
 
 class UserMemoryClient:
@@ -73,15 +78,15 @@ class UserMemoryClient:
 
     def get_conversation_history(
         self, user_id: str, tenant_id: TenantKey = None, limit: int = DEFAULT_PAGE, offset: int = 0
-    ) -> list[Message]:
+    ) -> list[ConversationMessage]:
         """A page of messages, newest first (for display)."""
         rows = self._history_call(user_id, tenant_id, "history", limit=limit, offset=offset, newest_first=True)
-        return [Message.model_validate(r) for r in rows]
+        return [ConversationMessage.model_validate(_as_given(r, user_id, tenant_id)) for r in rows]
 
-    def get_recent_messages(self, user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[Message]:
+    def get_recent_messages(self, user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[ConversationMessage]:
         """The newest `count` messages, oldest first (for a prompt)."""
         rows = self._history_call(user_id, tenant_id, "history", limit=count, newest_first=False)
-        return [Message.model_validate(r) for r in rows]
+        return [ConversationMessage.model_validate(_as_given(r, user_id, tenant_id)) for r in rows]
 
     def count_messages(self, user_id: str, tenant_id: TenantKey = None) -> int:
         return self._history_count(user_id, tenant_id, "count_messages")
@@ -121,7 +126,7 @@ class UserMemoryClient:
     def get_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> list[UserMemory]:
         user = self.identity.find(user_id, tenant_id)
         rows = [] if user is None else self.db.call("kv_list", user_id=user)
-        return [UserMemory.model_validate(r) for r in rows]
+        return [UserMemory.model_validate(_as_given(r, user_id, tenant_id)) for r in rows]
 
     def delete_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> None:
         """Delete one key; `MemoryNotFoundError` if it does not exist."""
@@ -138,12 +143,12 @@ class UserMemoryClient:
 
     def set_user_state(self, user_id: str, mode: str, tenant_id: TenantKey = None) -> UserState:
         row = self.db.call_one("state_set", mode=mode, user_id=self._user(user_id, tenant_id))
-        return UserState.model_validate(row)
+        return UserState.model_validate(_as_given(row, user_id, tenant_id))
 
     def get_user_state(self, user_id: str, tenant_id: TenantKey = None) -> UserState | None:
         user = self.identity.find(user_id, tenant_id)
         row = None if user is None else self.db.call_one("state_get", user_id=user)
-        return None if row is None else UserState.model_validate(row)
+        return None if row is None else UserState.model_validate(_as_given(row, user_id, tenant_id))
 
     def delete_user_state(self, user_id: str, tenant_id: TenantKey = None) -> None:
         """`MemoryNotFoundError` if the user has no state."""
@@ -182,11 +187,11 @@ def add_message(user_id: str, role: str, content: str, tenant_id: TenantKey = No
 
 def get_conversation_history(
     user_id: str, tenant_id: TenantKey = None, limit: int = DEFAULT_PAGE, offset: int = 0
-) -> list[Message]:
+) -> list[ConversationMessage]:
     return default_client().get_conversation_history(user_id, tenant_id, limit, offset)
 
 
-def get_recent_messages(user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[Message]:
+def get_recent_messages(user_id: str, tenant_id: TenantKey = None, count: int = 10) -> list[ConversationMessage]:
     return default_client().get_recent_messages(user_id, tenant_id, count)
 
 

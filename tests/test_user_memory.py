@@ -280,3 +280,16 @@ def test_module_functions_cover_the_whole_api(user):
     assert memory.get_user_state(user, 3).mode == "active"
     memory.delete_user_state(user, 3)
     assert memory.clear_conversation_history(user, 3) == 2
+
+
+def test_models_carry_the_ids_the_app_passed(client, user):
+    """Seed 003's models: `user_id` is the app's text id and `tenant_id` its tenant key."""
+    client.add_message(user, "user", "hello", tenant_id=1)
+    client.set_memory(user, "preferences", {"theme": "dark"}, tenant_id=1)
+    client.set_user_state(user, "active", tenant_id=1)
+    (message,) = client.get_recent_messages(user, tenant_id=1)
+    (kv,) = client.get_all_memory(user, tenant_id=1)
+    state = client.get_user_state(user, tenant_id=1)
+    for model in (message, kv, state):
+        assert (model.user_id, model.tenant_id) == (user, 1)
+    assert client.set_user_state(user, "halted", tenant_id=1).user_id == user
