@@ -92,12 +92,17 @@ def log_failure(
     )
 
 
+#: The database's `messages_content_length` bound, mirrored for turns buffered while it is down.
+MAX_CONTENT_LENGTH = 100_000
+
+
 def check_buffered_text(name: str, value: str) -> None:
     """While the database is down, refuse what it would refuse, so a buffered turn never fails.
 
-    The database's rule is `content ~ '[^[:space:]]'` and no NUL bytes; Python's `str.strip()`
-    removes a superset of [:space:] in the C.UTF-8 locale, so nothing the database accepts is
-    refused here except strings made only of exotic spaces.
+    The database's rules are `content ~ '[^[:space:]]'`, no NUL bytes and at most
+    MAX_CONTENT_LENGTH characters; Python's `str.strip()` removes a superset of [:space:] in the
+    C.UTF-8 locale, so nothing the database accepts is refused here except strings made only of
+    exotic spaces.
     """
     if not isinstance(value, str):
         raise InvalidInputError(f"{name} must be a string")
@@ -105,6 +110,8 @@ def check_buffered_text(name: str, value: str) -> None:
         raise InvalidInputError(f"{name} must not contain NUL bytes")
     if not value.strip():
         raise InvalidInputError(f"{name} must not be empty")
+    if len(value) > MAX_CONTENT_LENGTH:
+        raise InvalidInputError(f"{name} must be at most {MAX_CONTENT_LENGTH} characters")
 
 
 def as_memory_ids(ids: Iterable[UUID | str] | None) -> list[UUID]:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from client_helpers import age_turns, conversations_of, stored_messages, users_with_external_id
 
-from supamem import ConversationStore, Turn, format_history_for_prompt
+from supamem import ConversationStore, Database, Turn, format_history_for_prompt
 
 
 @pytest.fixture
@@ -174,6 +174,20 @@ def test_invalid_turn_returns_false_and_logs(store, make_id, caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert len(messages) == 3
     assert all("store_turn" in m and user in m for m in messages)
+
+
+def test_overlong_text_is_refused_online_and_while_the_database_is_down(store, make_id, closed_port_url):
+    user = make_id("long")
+    assert store.store_turn(user, "x" * 100_001, "answer") is False  # the database's bound
+    offline = ConversationStore(Database(closed_port_url, connect_timeout=0.5, timeout=0.5, retry_interval=0.3))
+    try:
+        assert offline.store_turn(user, "x" * 100_001, "answer") is False  # the same bound, buffered
+        assert len(offline.fallback) == 0
+        assert offline.store_turn(user, "x" * 100_000, "answer") is True
+        assert len(offline.fallback) == 1
+    finally:
+        offline.db.close()
+    assert store.get_history(user) == []
 
 
 def test_get_history_with_invalid_max_turns_returns_empty(store, make_id, caplog):

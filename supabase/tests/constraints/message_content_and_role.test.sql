@@ -1,8 +1,8 @@
 -- memory.messages refuses bad rows on every write path, not only through add_message: content
 -- must contain a non-space character, the role is 'user' or 'assistant', metadata is an object and
--- tool_calls an array (23514 / 23502).
+-- tool_calls an array, and content is at most 100,000 characters (23514 / 23502).
 begin;
-select plan(10);
+select plan(12);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('constraints-content');
@@ -46,6 +46,14 @@ select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'assistant', ' ')$$,
     '23514', null, 'service_role cannot write whitespace-only content either'
 );
+select throws_ok(
+    $$select memory.add_turn(tests.recall('conv')::uuid, repeat('x', 100001), 'answer')$$,
+    '23514', null, 'a question of more than 100,000 characters is refused'
+);
+select throws_ok(
+    $$select memory.add_turn(tests.recall('conv')::uuid, 'question', repeat('y', 100001))$$,
+    '23514', null, 'an answer of more than 100,000 characters is refused, and the question with it'
+);
 
 -- None of the refused rows was written, and none took a turn number.
 select tests.clear_authentication();
@@ -55,8 +63,8 @@ select is(
     'the refused messages left no trace: the turn counter is still 0'
 );
 
--- No update can blank a message either.
-select memory.add_message(tests.recall('conv')::uuid, 'user', 'A real question');
+-- No update can blank a message either; 100,000 characters are accepted.
+select memory.add_message(tests.recall('conv')::uuid, 'user', repeat('z', 100000));
 select tests.authenticate_as_service_role();
 select throws_ok(
     $$update memory.messages set content = '' where conversation_id = tests.recall('conv')::uuid$$,
