@@ -81,6 +81,17 @@ grant execute on function auth.uid() to anon, authenticated, service_role;
 grant execute on function auth.role() to anon, authenticated, service_role;
 grant execute on function auth.jwt() to anon, authenticated, service_role;
 
+-- Realtime -------------------------------------------------------------------------------------
+-- Every Supabase project has this publication (empty at first); Realtime streams the changes of
+-- the tables in it to subscribers, each filtered by the subscriber's RLS.
+do $$
+begin
+    if not exists (select 1 from pg_catalog.pg_publication where pubname = 'supabase_realtime') then
+        create publication supabase_realtime;
+    end if;
+end
+$$;
+
 -- Supabase CLI's migration history ------------------------------------------------------------
 create schema if not exists supabase_migrations;
 create table if not exists supabase_migrations.schema_migrations (
