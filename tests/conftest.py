@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from job_helpers import JobKit
 
 from supamem import db
 
@@ -86,18 +87,14 @@ def closed_port_url() -> str:
     return f"postgresql://postgres:postgres@127.0.0.1:{port}/postgres"
 
 
-#: Held (a session advisory lock) by every test that puts jobs at the front of the queue
-#: (tests/test_worker.py, tests/test_transports.py): two copies of these tests running at once
-#: against one database (two engineers, two CI jobs) would otherwise claim each other's jobs.
-QUEUE_LOCK = "supamem-tests:front-of-the-job-queue"
+# --- job tests (test_worker, test_transports) ----------------------------------------------------
 
 
 @pytest.fixture
-def queue_lock(database_url: str) -> Iterator[None]:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("set lock_timeout = '300s'")
-        conn.execute("select pg_advisory_lock(hashtext(%s))", [QUEUE_LOCK])
-        try:
-            yield
-        finally:
-            conn.execute("select pg_advisory_unlock(hashtext(%s))", [QUEUE_LOCK])
+def kit(database_url: str, request: pytest.FixtureRequest) -> Iterator[JobKit]:
+    """Users, conversations and jobs of this test (tests/job_helpers.py), erased afterwards."""
+    job_kit = JobKit(database_url, request.node.name[:24].replace("[", "-").replace("]", ""))
+    try:
+        yield job_kit
+    finally:
+        job_kit.cleanup()

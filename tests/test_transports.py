@@ -3,7 +3,9 @@
 `PsycopgTransport` talks to Postgres; `SupabaseTransport` is a real supabase-py client talking
 to a loopback stand-in for the Data API (`tests/data_api_server.py`: PostgREST's RPC route with
 JWT verification and `set local role`). The same jobs are processed end to end through each,
-once in-process and once by a `supamem worker` process configured with SUPABASE_URL.
+once in-process and once by a `supamem worker` process configured with SUPABASE_URL. The queue
+is shared with the whole suite, so every claim names the test's own users (`p_user_ids`,
+`--user`; tests/job_helpers.py).
 """
 
 from __future__ import annotations
@@ -17,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from data_api_server import TEST_JWT_SECRET, DataAPIServer, mint_jwt
-from psycopg.rows import dict_row
+from job_helpers import JobKit
 
 from jobs.handlers import make_llm
 from jobs.transport import (
@@ -62,68 +63,20 @@ def supabase_transport(data_api: DataAPIServer) -> Iterator[SupabaseTransport]:
     transport.close()
 
 
-class Users:
-    """Test users (unique external ids), their jobs moved to the front of the queue on demand,
-    and everything deleted at the end."""
-
-    def __init__(self, database_url: str) -> None:
-        self.conn = psycopg.connect(database_url, autocommit=True, row_factory=dict_row)
-        self.ids: list[uuid.UUID] = []
-
-    def conversation(self, title: str | None = None) -> tuple[uuid.UUID, uuid.UUID]:
-        (row,) = self.conn.execute(
-            "select memory.user_id_for(%s) as id", [f"transport-{uuid.uuid4().hex[:12]}"]
-        ).fetchall()
-        user_id = row["id"]
-        self.ids.append(user_id)
-        profile_id = self.conn.execute(
-            "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user_id]
-        ).fetchone()["id"]
-        conversation_id = self.conn.execute(
-            "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s, p_remember => true,"
-            " p_title => %s)).id as id",
-            [user_id, profile_id, title],
-        ).fetchone()["id"]
-        self.conn.execute("select * from memory.add_turn(%s, %s, %s)", [conversation_id, *TURN])
-        return user_id, conversation_id
-
-    def jobs(self, user_id: uuid.UUID) -> list[dict[str, Any]]:
-        return self.conn.execute(
-            "select * from memory_private.jobs where user_id = %s order by kind", [user_id]
-        ).fetchall()
-
-    def to_front(self, user_id: uuid.UUID) -> int:
-        """This user's queued jobs ahead of everyone's (the queue is shared with other tests)."""
-        return self.conn.execute(
-            "update memory_private.jobs set run_after = '1970-01-01 00:00:00+00'"
-            " where user_id = %s and status = 'queued'",
-            [user_id],
-        ).rowcount
-
-    def close(self) -> None:
-        self.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [self.ids])
-        for user_id in self.ids:
-            self.conn.execute("select memory.erase_user(%s)", [user_id])
-        self.conn.close()
+def _conversation(kit: JobKit, title: str | None = None) -> tuple[uuid.UUID, uuid.UUID]:
+    """A new user with a primary profile and a one-turn conversation: (user id, conversation id)."""
+    user_id, profile_id = kit.user()
+    return user_id, kit.conversation(user_id, profile_id, [TURN], title)
 
 
-@pytest.fixture
-def users(database_url: str, queue_lock: None) -> Iterator[Users]:
-    made = Users(database_url)
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-def _outcome(users: Users, user_id: uuid.UUID, conversation_id: uuid.UUID) -> dict[str, Any]:
+def _outcome(kit: JobKit, user_id: uuid.UUID, conversation_id: uuid.UUID) -> dict[str, Any]:
     """What processing wrote, without ids and timestamps."""
-    jobs = users.jobs(user_id)
-    memories = users.conn.execute(
+    jobs = kit.jobs(user_id=user_id)
+    memories = kit.rows(
         "select content, type, category, confidence, context from memory.memories where user_id = %s order by content",
         [user_id],
-    ).fetchall()
-    title = users.conn.execute("select title from memory.conversations where id = %s", [conversation_id]).fetchone()
+    )
+    title = kit.value("select title from memory.conversations where id = %s", [conversation_id])
     return {
         "jobs": [
             (j["kind"], j["status"], j["attempts"], j["usage"],
@@ -131,7 +84,7 @@ def _outcome(users: Users, user_id: uuid.UUID, conversation_id: uuid.UUID) -> di
             for j in jobs
         ],
         "memories": memories,
-        "title": title["title"],
+        "title": title,
     }
 
 
@@ -139,49 +92,48 @@ def _outcome(users: Users, user_id: uuid.UUID, conversation_id: uuid.UUID) -> di
 
 
 def test_same_jobs_same_results_through_both_transports(
-    users: Users, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport, data_api: DataAPIServer,
+    kit: JobKit, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport, data_api: DataAPIServer,
     database_url: str, tmp_path: Path,
 ) -> None:
     llm = make_llm({"SUPAMEM_LLM_PROVIDER": "offline"})
     outcomes = []
     for transport in (psycopg_transport, supabase_transport):
-        user_id, conversation_id = users.conversation()
-        assert users.to_front(user_id) == 2  # extract and title
-        summary = Worker(transport, llm, kinds=["extract", "title"], concurrency=2, max_jobs=2).run(once=True)
+        user_id, conversation_id = _conversation(kit)
+        assert len(kit.jobs(user_id=user_id)) == 2  # extract and title
+        summary = Worker(transport, llm, kinds=["extract", "title"], concurrency=2, user_ids=[user_id]).run(once=True)
         assert summary.total("done") == 2, summary.table()
-        outcomes.append(_outcome(users, user_id, conversation_id))
+        outcomes.append(_outcome(kit, user_id, conversation_id))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0]["title"] and outcomes[0]["memories"]
 
     # A `supamem worker` process configured for the Data API does the same.
-    user_id, conversation_id = users.conversation()
-    users.to_front(user_id)
+    user_id, conversation_id = _conversation(kit)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUPAMEM_LLM_", "DATABASE_URL"))}
     env.update(SUPABASE_URL=data_api.url, SUPABASE_SERVICE_ROLE_KEY=data_api.service_role_key,
                SUPAMEM_LLM_PROVIDER="offline", DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
     before = len(data_api.requests)
     result = subprocess.run(
-        [sys.executable, "-m", "supamem.cli", "worker", "--once", "--max-jobs", "2", "--kinds", "extract,title",
+        [sys.executable, "-m", "supamem.cli", "worker", "--once", "--kinds", "extract,title", "--user", str(user_id),
          "--json"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["kinds"] == {"extract": {"done": 1}, "title": {"done": 1}}
-    assert _outcome(users, user_id, conversation_id) == outcomes[0]
+    assert _outcome(kit, user_id, conversation_id) == outcomes[0]
     served = {function for function, role, _ in data_api.requests[before:]}
     assert {"claim_jobs", "job_input", "finish_extraction", "finish_title"} <= served
     assert {role for _, role, _ in data_api.requests[before:]} == {"service_role"}
 
 
 def test_each_rpc_returns_the_same_json(
-    users: Users, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport
+    kit: JobKit, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport
 ) -> None:
-    user_id, conversation_id = users.conversation(title="Already titled")
-    (job,) = users.jobs(user_id)
-    users.to_front(user_id)
+    user_id, conversation_id = _conversation(kit, title="Already titled")
+    (job,) = kit.jobs(user_id=user_id)
     worker = f"probe-{uuid.uuid4().hex[:6]}"
     (claimed,) = psycopg_transport.rpc(
-        "claim_jobs", {"p_kinds": ["extract"], "p_worker": worker, "p_limit": 1, "p_lease": "60 seconds"}
+        "claim_jobs",
+        {"p_kinds": ["extract"], "p_worker": worker, "p_limit": 1, "p_lease": "60 seconds", "p_user_ids": [str(user_id)]},
     )
     assert claimed["id"] == job["id"] and claimed["user_id"] == str(user_id)
     assert set(claimed) == {"id", "kind", "payload", "user_id", "attempts", "leased_until"}
@@ -190,8 +142,7 @@ def test_each_rpc_returns_the_same_json(
         ("job_input", {"p_job_id": job["id"], "p_worker": worker}),
         ("extend_lease", {"p_job_id": job["id"], "p_worker": worker, "p_lease": "60 seconds"}),
         ("job_stats", {}),
-        ("user_id_for", {"p_external_id": users.conn.execute(
-            "select external_id from memory.users where id = %s", [user_id]).fetchone()["external_id"]}),
+        ("user_id_for", {"p_external_id": kit.value("select external_id from memory.users where id = %s", [user_id])}),
     ]
     for function, params in calls:
         via_psycopg = psycopg_transport.rpc(function, params)
@@ -204,7 +155,7 @@ def test_each_rpc_returns_the_same_json(
             assert via_psycopg == via_supabase, function
     assert psycopg_transport.rpc("job_input", {"p_job_id": job["id"], "p_worker": worker})["user_message"] == TURN[0]
     assert supabase_transport.rpc("release_job", {"p_job_id": job["id"], "p_worker": worker}) is None
-    assert users.jobs(user_id)[0]["status"] == "queued"
+    assert kit.jobs(user_id=user_id)[0]["status"] == "queued"
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -212,7 +163,7 @@ def test_each_rpc_returns_the_same_json(
 
 @pytest.mark.parametrize("which", ["psycopg", "supabase"])
 def test_rpc_errors_come_back_typed(
-    which: str, users: Users, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport,
+    which: str, kit: JobKit, psycopg_transport: PsycopgTransport, supabase_transport: SupabaseTransport,
     data_api: DataAPIServer,
 ) -> None:
     transport: Transport = psycopg_transport if which == "psycopg" else supabase_transport
@@ -229,16 +180,17 @@ def test_rpc_errors_come_back_typed(
     assert unknown.value.sqlstate == "PGRST202"
 
     # A job leased to another worker: the lease check refuses the write (55000).
-    user_id, _ = users.conversation(title="Titled")
-    (job,) = users.jobs(user_id)
-    users.to_front(user_id)
-    (claimed,) = transport.rpc("claim_jobs", {"p_kinds": ["extract"], "p_worker": "owner", "p_limit": 1})
+    user_id, _ = _conversation(kit, title="Titled")
+    (job,) = kit.jobs(user_id=user_id)
+    (claimed,) = transport.rpc(
+        "claim_jobs", {"p_kinds": ["extract"], "p_worker": "owner", "p_limit": 1, "p_user_ids": [str(user_id)]}
+    )
     assert claimed["id"] == job["id"]
     with pytest.raises(StateError) as lost:
         transport.rpc("finish_extraction", {"p_job_id": job["id"], "p_worker": "intruder", "p_operations": []})
     assert lost.value.sqlstate == "55000" and "not leased to intruder" in lost.value.message
     assert lost.value.detail and "owner" in lost.value.detail
-    assert users.jobs(user_id)[0]["status"] == "running"
+    assert kit.jobs(user_id=user_id)[0]["status"] == "running"
     transport.rpc("release_job", {"p_job_id": job["id"], "p_worker": "owner"})
 
     with pytest.raises(ValueError):

@@ -1,12 +1,12 @@
 """The job runner end to end: real database, real `supamem worker` processes, real HTTP.
 
 The queue is shared with every other test of the suite (their triggers queue titles, summaries
-and extractions for their own users), and `memory.claim_jobs` filters by kind only. So these
-tests never drain the whole queue: they move their own users' jobs to the front of the queue
-(`run_after` = 1970, as postgres) and give each worker `--max-jobs` equal to the number of their
-own jobs, so the workers claim exactly those. Each test deletes its users' jobs and erases its
-users at the end (`JobKit`), and asserts only about its own users. An advisory lock keeps two
-copies of these tests (two engineers, two CI jobs on one database) from taking each other's jobs.
+and extractions for their own users) and with pg_cron's schedulers, so every worker here runs
+with `--user` for the test's own users (`JobKit.worker_args`, tests/job_helpers.py) and claims
+nothing else. Each test deletes its users' jobs and erases its users at the end (the `kit`
+fixture), and asserts only about its own users. The backfill and scheduler tests date their
+summaries in 2015 (its calendar is 2026's, day for day), far outside the hourly schedulers'
+`summary_lookback`, so pg_cron never queues weeks or months for them behind a test's back.
 
 No sleeps: every wait polls a condition with a deadline (`wait_for`).
 """
@@ -29,10 +29,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import psycopg
 import pytest
-from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
+from job_helpers import JobKit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,88 +48,6 @@ def wait_for(condition: Callable[[], Any], timeout: float = 20.0, what: str = "c
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.02)  # polling interval, not a timing assumption
-
-
-class JobKit:
-    """Users, conversations and jobs of one test, created and cleaned up as postgres."""
-
-    def __init__(self, database_url: str, label: str) -> None:
-        self.database_url = database_url
-        self.label = label
-        self.conn = psycopg.connect(database_url, autocommit=True, row_factory=dict_row)
-        self.users: list[uuid.UUID] = []
-
-    # -- data --
-
-    def user(self, timezone: str = "UTC") -> tuple[uuid.UUID, uuid.UUID]:
-        """A user with a primary profile in `timezone`: (user id, profile id)."""
-        external_id = f"jobs-{self.label}-{uuid.uuid4().hex[:12]}"
-        user_id = self.value("select memory.user_id_for(%s)", [external_id])
-        self.users.append(user_id)
-        profile_id = self.value(
-            "insert into memory.profiles (user_id, is_primary, timezone) values (%s, true, %s) returning id",
-            [user_id, timezone],
-        )
-        return user_id, profile_id
-
-    def conversation(
-        self, user_id: uuid.UUID, profile_id: uuid.UUID, turns: list[tuple[str, str]], title: str | None = None
-    ) -> uuid.UUID:
-        conversation_id = self.value(
-            "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s, p_remember => true,"
-            " p_title => %s)).id",
-            [user_id, profile_id, title],
-        )
-        for question, answer in turns:
-            self.conn.execute("select * from memory.add_turn(%s, %s, %s)", [conversation_id, question, answer])
-        return conversation_id
-
-    def value(self, query: str, params: Any = None) -> Any:
-        row = self.conn.execute(query, params).fetchone()
-        assert row is not None
-        return next(iter(row.values()))
-
-    def rows(self, query: str, params: Any = None) -> list[dict[str, Any]]:
-        return self.conn.execute(query, params).fetchall()
-
-    # -- jobs --
-
-    def jobs(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return self.rows(
-            "select * from memory_private.jobs where user_id = any(%s) and (%s::text is null or kind = %s)"
-            " order by id",
-            [self.users, kind, kind],
-        )
-
-    def job(self, job_id: int) -> dict[str, Any]:
-        rows = self.rows("select *, now() as db_now from memory_private.jobs where id = %s", [job_id])
-        assert rows, f"job {job_id} is gone"
-        return rows[0]
-
-    def to_front(self) -> int:
-        """Move this test's queued jobs ahead of everyone else's; returns how many are queued."""
-        self.conn.execute(
-            "update memory_private.jobs set run_after = '1970-01-01 00:00:00+00' where user_id = any(%s) and status = 'queued'",
-            [self.users],
-        )
-        return self.value(
-            "select count(*) from memory_private.jobs where user_id = any(%s) and status = 'queued'", [self.users]
-        )
-
-    def cleanup(self) -> None:
-        self.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [self.users])
-        for user_id in self.users:
-            self.conn.execute("select memory.erase_user(%s)", [user_id])
-        self.conn.close()
-
-
-@pytest.fixture
-def kit(database_url: str, request: pytest.FixtureRequest, queue_lock: None) -> Iterator[JobKit]:
-    job_kit = JobKit(database_url, request.node.name[:24].replace("[", "-").replace("]", ""))
-    try:
-        yield job_kit
-    finally:
-        job_kit.cleanup()
 
 
 def worker_env(database_url: str, **llm: str) -> dict[str, str]:
@@ -311,8 +227,7 @@ def test_once_turns_a_conversation_into_memories_a_summary_and_a_title(
     conversation_id = kit.conversation(user_id, profile_id, FOUR_TURNS)
     assert Counter(j["kind"] for j in kit.jobs()) == {"extract": 4, "summarize_conversation": 1, "title": 1}
 
-    queued = kit.to_front()
-    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(queued), "--concurrency", "3")
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--concurrency", "3", *kit.worker_args)
 
     jobs = kit.jobs()
     assert [(j["status"], j["attempts"]) for j in jobs] == [("done", 1)] * 6
@@ -376,7 +291,6 @@ def _one_extraction(kit: JobKit) -> tuple[uuid.UUID, dict[str, Any]]:
     kit.conversation(user_id, profile_id, [("I fly kites when it is windy.", "Fun!")], title="Kites")
     (job,) = kit.jobs()
     assert job["kind"] == "extract"
-    assert kit.to_front() == 1
     return user_id, job
 
 
@@ -391,7 +305,7 @@ def test_killed_worker_loses_nothing_and_the_job_is_written_once(
     user_id, job = _one_extraction(kit)
     fake_llm.gate.clear()  # the model is slow: the first worker dies waiting for it
     env = openai_env(database_url, fake_llm)
-    first = WorkerProcess(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "2")
+    first = WorkerProcess(tmp_path, env, "--once", "--kinds", "extract", "--lease", "2", *kit.worker_args)
     processes.append(first)
     claimed = wait_for(lambda: _held_by(kit, job["id"], first.name), what="the first worker's claim")
     wait_for(lambda: fake_llm.received == 1, what="the LLM request")
@@ -409,7 +323,7 @@ def test_killed_worker_loses_nothing_and_the_job_is_written_once(
     assert "expired" in reaped["last_error"]
 
     fake_llm.gate.set()
-    second = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "30")
+    second = run_worker(tmp_path, env, "--once", "--kinds", "extract", "--lease", "30", *kit.worker_args)
     done = kit.job(job["id"])
     assert (done["status"], done["attempts"], done["worker"]) == ("done", 2, second.name)
     assert len(kit.rows("select 1 from memory.memory_extractions where source_message_id = %s",
@@ -426,7 +340,7 @@ def test_paused_worker_that_lost_its_lease_writes_nothing(
     user_id, job = _one_extraction(kit)
     fake_llm.gate.clear()
     env = openai_env(database_url, fake_llm)
-    slow = WorkerProcess(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract", "--lease", "2")
+    slow = WorkerProcess(tmp_path, env, "--once", "--kinds", "extract", "--lease", "2", *kit.worker_args)
     processes.append(slow)
     wait_for(lambda: _held_by(kit, job["id"], slow.name), what="the claim")
     wait_for(lambda: fake_llm.received == 1, what="the LLM request")
@@ -451,7 +365,7 @@ def test_paused_worker_that_lost_its_lease_writes_nothing(
         assert kit.job(job["id"])["status"] == "queued"
         fake_llm.gate.set()
         wait_for(lambda: fake_llm.answered == 1, what="the slow answer to be sent")
-        other = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "extract")
+        other = run_worker(tmp_path, env, "--once", "--kinds", "extract", *kit.worker_args)
     finally:
         slow.signal(signal.SIGCONT)
     assert slow.wait(30) == 0
@@ -474,12 +388,13 @@ def test_four_workers_never_process_a_job_twice(
         user_id, profile_id = kit.user()
         for n in range(5):
             kit.conversation(user_id, profile_id, [(f"{q} ({n})", a) for q, a in FOUR_TURNS])
-    total = kit.to_front()
+    total = len(kit.jobs())
     assert total == 60  # 40 extractions, 10 summaries, 10 titles
     per_worker = total // 4
     env = worker_env(database_url)
     workers = [
-        WorkerProcess(tmp_path, env, "--once", "--max-jobs", str(per_worker), "--concurrency", "3", "--json")
+        WorkerProcess(tmp_path, env, "--once", "--max-jobs", str(per_worker), "--concurrency", "3", "--json",
+                      *kit.worker_args)
         for _ in range(4)
     ]
     processes.extend(workers)
@@ -521,7 +436,7 @@ def test_stop_signal_during_a_slow_job(
     grace = "30" if ending == "finishes" else "0.5"
     worker = WorkerProcess(
         tmp_path, openai_env(database_url, fake_llm),
-        "--loop", "--max-jobs", "1", "--kinds", "extract", "--grace", grace, "--json",
+        "--loop", "--max-jobs", "1", "--kinds", "extract", "--grace", grace, "--json", *kit.worker_args,
     )
     processes.append(worker)
     wait_for(lambda: _held_by(kit, job["id"], worker.name), what="the claim")
@@ -545,57 +460,46 @@ def test_stop_signal_during_a_slow_job(
         assert (after["status"], after["attempts"], after["worker"], after["leased_until"]) == ("queued", 0, None, None)
         assert kit.value("select count(*) from memory.memories where user_id = %s", [user_id]) == 0
         fake_llm.gate.set()
-        run_worker(tmp_path, openai_env(database_url, fake_llm), "--once", "--max-jobs", "1", "--kinds", "extract")
+        run_worker(tmp_path, openai_env(database_url, fake_llm), "--once", "--kinds", "extract", *kit.worker_args)
         assert kit.job(job["id"])["status"] == "done"
 
 
 # --- failures -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def small_backoff(database_url: str) -> Iterator[timedelta]:
-    """job_backoff_base = 2 seconds for the test, restored afterwards."""
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        (old,) = conn.execute("select value from memory_private.settings where key = 'job_backoff_base'").fetchone()
-        conn.execute("update memory_private.settings set value = '\"2 seconds\"' where key = 'job_backoff_base'")
-        try:
-            yield timedelta(seconds=2)
-        finally:
-            conn.execute("update memory_private.settings set value = %s where key = 'job_backoff_base'",
-                         [Jsonb(old)])
-
-
 def test_failures_back_off_then_dead_letter(
-    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, small_backoff: timedelta
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     user_id, profile_id = kit.user()
     conversation_id = kit.conversation(user_id, profile_id, [("Hello there", "Hi!")])
     (job,) = kit.jobs("title")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
     kit.conn.execute("update memory_private.jobs set max_attempts = 3 where id = %s", [job["id"]])
+    backoff_base = kit.value(
+        "select (value #>> '{}')::interval from memory_private.settings where key = 'job_backoff_base'"
+    )
     env = openai_env(database_url, fake_llm)
 
     def attempt() -> tuple[WorkerProcess, dict[str, Any]]:
-        assert kit.to_front() == 1  # the backoff has "passed": claimable now, ahead of the queue
-        worker = run_worker(tmp_path, env, "--once", "--max-jobs", "1", "--kinds", "title", "--json")
+        assert kit.make_due() == 1  # the backoff has "passed": claimable now
+        worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--json", *kit.worker_args)
         return worker, kit.job(job["id"])
 
     # 1. Rate limited with Retry-After: 7 -> retried after exactly what the provider asked.
     fake_llm.status, fake_llm.retry_after = 429, "7"
     worker, after = attempt()
     assert (after["status"], after["attempts"]) == ("queued", 1)
-    delay = after["run_after"] - after["started_at"]
-    assert timedelta(seconds=7) <= delay < timedelta(seconds=9), delay
+    # Both stamped by fail_job in one transaction: exact, however long the attempt took.
+    assert after["run_after"] - after["failed_at"] == timedelta(seconds=7)
     assert "rate limited" in after["last_error"]
     assert json.loads(worker.stdout)["kinds"] == {"title": {"failed": 1}}
     assert worker.events("job_failed")[0]["retry_after"] == 7.0
 
-    # 2. A server error: exponential backoff from job_backoff_base (2 s x 2^(attempt-1)).
+    # 2. A server error: exponential backoff from job_backoff_base (base x 2^(attempt-1)).
     fake_llm.status, fake_llm.retry_after = 500, None
     worker, after = attempt()
     assert (after["status"], after["attempts"]) == ("queued", 2)
-    delay = after["run_after"] - after["started_at"]
-    assert small_backoff * 2 <= delay < small_backoff * 2 + timedelta(seconds=2), delay
+    assert after["run_after"] - after["failed_at"] == backoff_base * 2
     assert "500" in after["last_error"]
 
     # 3. The last attempt fails too: dead letter, never claimed again.
@@ -630,28 +534,26 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
     user_id, profile_id = kit.user(zone)
     conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="October")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
-    # October 2026 by ISO weeks (a week belongs to the month of its Thursday): Sep 28 - Nov 1.
+    # October 2015 by ISO weeks (a week belongs to the month of its Thursday): Sep 28 - Nov 1.
     moments = {
-        "2026-09-29": "the week of Mon Sep 28 (Thursday Oct 1): October's first week",
-        "2026-10-14": "work stress and running in the middle of October",
-        "2026-10-15": "more running, a calmer week",
-        "2026-11-01": "Sunday Nov 1, last day of October's last week (Mon Oct 26)",
+        "2015-09-29": "the week of Mon Sep 28 (Thursday Oct 1): October's first week",
+        "2015-10-14": "work stress and running in the middle of October",
+        "2015-10-15": "more running, a calmer week",
+        "2015-11-01": "Sunday Nov 1, last day of October's last week (Mon Oct 26)",
     }
     for n, (day, text) in enumerate(moments.items(), start=1):
         _summary_at(kit, conversation_id, 4 * n, _local(day, "23:30", zone), text)
-    _summary_at(kit, conversation_id, 40, _local("2026-09-27", "23:30", zone), "September, not October")
+    _summary_at(kit, conversation_id, 40, _local("2015-09-27", "23:30", zone), "September, not October")
 
     result = subprocess.run(
-        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2026",
+        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2015",
          "--month", "10", "--run", "--json"],
         cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout.splitlines()[-1])
-    # Five weeks (Sep 28 .. Oct 26) and the month. (pg_cron's hourly weekly scheduler could have
-    # queued some weeks a moment earlier; then they are drained here all the same.)
-    assert 1 <= output["queued"] <= 6
-    # --run drains every queued weekly job, so other tests' jobs could add to these counts.
+    assert output["queued"] == 6  # five weeks (Sep 28 .. Oct 26) and the month
+    # --run drains every queued weekly and monthly job, anyone's, so others' could add to these.
     assert output["kinds"]["summarize_week"]["done"] >= 3
     assert output["kinds"]["summarize_week"]["skipped"] >= 2
     assert output["kinds"]["summarize_month"]["done"] >= 1
@@ -661,15 +563,15 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
         " where profile_id = %s order by week_start_date", [profile_id],
     )
     assert [(str(w["week_start_date"]), w["week_number"]) for w in weeks] == [
-        ("2026-09-28", 40), ("2026-10-12", 42), ("2026-10-26", 44)
+        ("2015-09-28", 40), ("2015-10-12", 42), ("2015-10-26", 44)
     ]
     (month,) = kit.rows("select * from memory.monthly_summaries where profile_id = %s", [profile_id])
-    assert (month["year"], month["month"], month["weekly_summaries_used"]) == (2026, 10, 3)
+    assert (month["year"], month["month"], month["weekly_summaries_used"]) == (2015, 10, 3)
     assert all(j["status"] == "done" for j in kit.jobs())
 
     # Running it again queues nothing new; --regenerate redoes every week and the month.
     again = subprocess.run(
-        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2026",
+        [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2015",
          "--month", "10"],
         cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=60,
     )
@@ -680,26 +582,24 @@ def test_a_month_waits_for_its_weeks(kit: JobKit, database_url: str, tmp_path: P
     user_id, profile_id = kit.user("Europe/Lisbon")
     conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="August")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
-    _summary_at(kit, conversation_id, 4, _local("2026-08-12", "10:00", "Europe/Lisbon"), "a summer week")
-    # August 2026: Thursdays 6, 13, 20, 27 -> weeks of Aug 3, 10, 17, 24; and the month.
-    assert kit.value("select memory.backfill_month(%s, 2026, 8)", [profile_id]) == 5
+    _summary_at(kit, conversation_id, 4, _local("2015-08-12", "10:00", "Europe/Lisbon"), "a summer week")
+    # August 2015: Thursdays 6, 13, 20, 27 -> weeks of Aug 3, 10, 17, 24; and the month.
+    assert kit.value("select memory.backfill_month(%s, 2015, 8)", [profile_id]) == 5
     (month,) = kit.jobs("summarize_month")
-    kit.conn.execute("update memory_private.jobs set run_after = '1970-01-01 00:00:00+00' where id = %s",
-                     [month["id"]])
 
-    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", "1",
-                        "--kinds", "summarize_month", "--json")
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--kinds", "summarize_month", "--json",
+                        *kit.worker_args)
     assert json.loads(worker.stdout)["kinds"] == {"summarize_month": {"deferred": 1}}
     deferred = kit.job(month["id"])
     assert (deferred["status"], deferred["attempts"], deferred["worker"]) == ("queued", 0, None)
-    wait = deferred["run_after"] - deferred["db_now"]
-    assert timedelta(seconds=20) < wait <= timedelta(seconds=30), wait  # the default 30 s deferral
+    # The default 30 s deferral, counted from a moment between its claim and now.
+    deferred_at = deferred["run_after"] - timedelta(seconds=30)
+    assert deferred["started_at"] <= deferred_at <= deferred["db_now"], deferred
 
-    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front() - 1),
-               "--kinds", "summarize_week")
-    kit.to_front()
-    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", "1",
-                        "--kinds", "summarize_month", "--json")
+    run_worker(tmp_path, worker_env(database_url), "--once", "--kinds", "summarize_week", *kit.worker_args)
+    assert kit.make_due() == 1  # only the month is left, and its deferral has "passed"
+    worker = run_worker(tmp_path, worker_env(database_url), "--once", "--kinds", "summarize_month", "--json",
+                        *kit.worker_args)
     assert json.loads(worker.stdout)["kinds"] == {"summarize_month": {"done": 1}}
     assert Counter((j["kind"], j["status"]) for j in kit.jobs()) == {
         ("summarize_week", "done"): 4, ("summarize_month", "done"): 1
@@ -723,10 +623,10 @@ def test_weekly_scheduler_uses_the_profiles_local_weeks(kit: JobKit, zone: str) 
     user_id, profile_id = kit.user(zone)
     conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Weeks")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
-    sunday_late = _local("2026-06-14", "23:30", zone)
-    monday_early = _local("2026-06-15", "00:30", zone)
-    assert _week_start(kit, sunday_late, zone) == "2026-06-08"  # ISO week 24, Mon Jun 8 - Sun Jun 14
-    assert _week_start(kit, monday_early, zone) == "2026-06-15"  # ISO week 25
+    sunday_late = _local("2015-06-14", "23:30", zone)
+    monday_early = _local("2015-06-15", "00:30", zone)
+    assert _week_start(kit, sunday_late, zone) == "2015-06-08"  # ISO week 24, Mon Jun 8 - Sun Jun 14
+    assert _week_start(kit, monday_early, zone) == "2015-06-15"  # ISO week 25
     _summary_at(kit, conversation_id, 4, sunday_late, "late on Sunday")
     _summary_at(kit, conversation_id, 8, monday_early, "early on Monday")
 
@@ -735,12 +635,12 @@ def test_weekly_scheduler_uses_the_profiles_local_weeks(kit: JobKit, zone: str) 
         return _week_jobs(kit, profile_id)
 
     # Sunday 23:45 local: the week has not ended here yet.
-    assert run(_local("2026-06-14", "23:45", zone)) == []
+    assert run(_local("2015-06-14", "23:45", zone)) == []
     # Monday 01:00 local: week 24 has ended; week 25 has just begun.
-    assert run(_local("2026-06-15", "01:00", zone)) == ["2026-06-08"]
-    assert run(_local("2026-06-15", "01:00", zone)) == ["2026-06-08"]  # idempotent
+    assert run(_local("2015-06-15", "01:00", zone)) == ["2015-06-08"]
+    assert run(_local("2015-06-15", "01:00", zone)) == ["2015-06-08"]  # idempotent
     # The next run is missed; one a week later queues week 25 and still week 24 only once.
-    assert run(_local("2026-06-22", "03:00", zone)) == ["2026-06-08", "2026-06-15"]
+    assert run(_local("2015-06-22", "03:00", zone)) == ["2015-06-08", "2015-06-15"]
     assert len(kit.jobs("summarize_week")) == 2
 
 
@@ -750,21 +650,21 @@ def test_weekly_scheduler_same_instant_different_zones(kit: JobKit) -> None:
     for zone in ("Pacific/Auckland", "America/Los_Angeles"):
         user_id, profile_id = kit.user(zone)
         conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Zones")
-        _summary_at(kit, conversation_id, 4, _local("2026-06-10", "12:00", zone), "midweek")
+        _summary_at(kit, conversation_id, 4, _local("2015-06-10", "12:00", zone), "midweek")
         profiles[zone] = profile_id
     kit.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [kit.users])
-    now = datetime.fromisoformat("2026-06-14T12:30:00+00:00")
+    now = datetime.fromisoformat("2015-06-14T12:30:00+00:00")
     kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [now])
-    assert _week_jobs(kit, profiles["Pacific/Auckland"]) == ["2026-06-08"]
+    assert _week_jobs(kit, profiles["Pacific/Auckland"]) == ["2015-06-08"]
     assert _week_jobs(kit, profiles["America/Los_Angeles"]) == []
 
 
 DST_WEEKS = [
     # zone, Monday that starts the DST week, the Sunday of the change, its length in hours
-    ("Pacific/Auckland", "2026-03-30", "2026-04-05", 169),  # NZDT ends: 03:00 -> 02:00
-    ("Pacific/Auckland", "2026-09-21", "2026-09-27", 167),  # NZDT starts: 02:00 -> 03:00
-    ("America/Los_Angeles", "2026-03-02", "2026-03-08", 167),  # PDT starts
-    ("America/Los_Angeles", "2026-10-26", "2026-11-01", 169),  # PDT ends
+    ("Pacific/Auckland", "2015-03-30", "2015-04-05", 169),  # NZDT ends: 03:00 -> 02:00
+    ("Pacific/Auckland", "2015-09-21", "2015-09-27", 167),  # NZDT starts: 02:00 -> 03:00
+    ("America/Los_Angeles", "2015-03-02", "2015-03-08", 167),  # PDT starts
+    ("America/Los_Angeles", "2015-10-26", "2015-11-01", 169),  # PDT ends
 ]
 
 
@@ -801,49 +701,48 @@ def test_a_dst_week_is_seven_local_days(kit: JobKit, zone: str, monday: str, sun
 def test_month_boundary_follows_the_local_calendar(
     kit: JobKit, database_url: str, tmp_path: Path, zone: str
 ) -> None:
-    """Sunday May 31 2026, 23:30 local belongs to May (its week, Mon May 25, has its Thursday in
+    """Sunday May 31 2015, 23:30 local belongs to May (its week, Mon May 25, has its Thursday in
     May) in both zones, although in Los Angeles it is already June 1 in UTC; Monday June 1 00:30
     local belongs to June."""
     user_id, profile_id = kit.user(zone)
     conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Months")
     kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
-    last_of_may = _local("2026-05-31", "23:30", zone)
-    first_of_june = _local("2026-06-01", "00:30", zone)
+    last_of_may = _local("2015-05-31", "23:30", zone)
+    first_of_june = _local("2015-06-01", "00:30", zone)
     _summary_at(kit, conversation_id, 4, last_of_may, "the last evening of May")
     _summary_at(kit, conversation_id, 8, first_of_june, "the first night of June")
-    assert _week_start(kit, last_of_may, zone) == "2026-05-25"
+    assert _week_start(kit, last_of_may, zone) == "2015-05-25"
 
-    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [_local("2026-06-08", "01:00", zone)])
-    assert _week_jobs(kit, profile_id) == ["2026-05-25", "2026-06-01"]
-    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front()),
-               "--kinds", "summarize_week")
+    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [_local("2015-06-08", "01:00", zone)])
+    assert _week_jobs(kit, profile_id) == ["2015-05-25", "2015-06-01"]
+    run_worker(tmp_path, worker_env(database_url), "--once", "--kinds", "summarize_week", *kit.worker_args)
     weeks = {str(r["week_start_date"]): r["conversation_count"] for r in kit.rows(
         "select week_start_date, conversation_count from memory.weekly_summaries where profile_id = %s", [profile_id])}
-    assert weeks == {"2026-05-25": 1, "2026-06-01": 1}
+    assert weeks == {"2015-05-25": 1, "2015-06-01": 1}
 
     def months(at: datetime) -> list[str]:
         kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [at])
         return sorted(j["payload"]["month_start"] for j in kit.jobs("summarize_month"))
 
-    assert months(_local("2026-05-31", "23:45", zone)) == []  # May has not ended here yet
-    assert months(_local("2026-06-01", "00:15", zone)) == ["2026-05-01"]
-    assert months(_local("2026-06-28", "23:45", zone)) == ["2026-05-01"]  # nor has June
-    assert months(_local("2026-07-01", "00:15", zone)) == ["2026-05-01", "2026-06-01"]
-    assert months(_local("2026-07-01", "00:15", zone)) == ["2026-05-01", "2026-06-01"]  # idempotent
+    assert months(_local("2015-05-31", "23:45", zone)) == []  # May has not ended here yet
+    assert months(_local("2015-06-01", "00:15", zone)) == ["2015-05-01"]
+    assert months(_local("2015-06-28", "23:45", zone)) == ["2015-05-01"]  # nor has June
+    assert months(_local("2015-07-01", "00:15", zone)) == ["2015-05-01", "2015-06-01"]
+    assert months(_local("2015-07-01", "00:15", zone)) == ["2015-05-01", "2015-06-01"]  # idempotent
 
 
 # --- dates and week boundaries of summaries ---------------------------------------------------
 
 
 def test_a_month_is_not_queued_before_its_last_week_has_ended(kit: JobKit) -> None:
-    """October 2026's last week (Mon 26 Oct - Sun 1 Nov) belongs to October: not done on 1 Nov."""
+    """October 2015's last week (Mon 26 Oct - Sun 1 Nov) belongs to October: not done on 1 Nov."""
     user_id, profile_id = kit.user("UTC")
     kit.conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date,"
-        " week_end_date, emotional_summary) values (%s, %s, 2026, 42, '2026-10-12', '2026-10-18', 'calm')",
+        " week_end_date, emotional_summary) values (%s, %s, 2015, 42, '2015-10-12', '2015-10-18', 'calm')",
         [user_id, profile_id],
     )
-    sunday_noon = datetime.fromisoformat("2026-11-01T12:00:00+00:00")  # inside October's last week
+    sunday_noon = datetime.fromisoformat("2015-11-01T12:00:00+00:00")  # inside October's last week
     kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [sunday_noon])
     assert kit.jobs("summarize_month") == []
 
@@ -858,8 +757,7 @@ def test_a_late_conversation_summary_belongs_to_the_week_of_its_turns(
                      [user_id])
     kit.conn.execute("update memory.messages set created_at = now() - interval '14 days'"
                      " where conversation_id = %s", [conversation_id])
-    run_worker(tmp_path, worker_env(database_url), "--once", "--max-jobs", str(kit.to_front()),
-               "--kinds", "summarize_conversation")
+    run_worker(tmp_path, worker_env(database_url), "--once", "--kinds", "summarize_conversation", *kit.worker_args)
     turns_week, summary_week = kit.rows(
         "select memory_private.local_week_start(max(m.created_at), 'UTC') as turns,"
         " (select memory_private.local_week_start(s.created_at, 'UTC') from memory.conversation_summaries as s"
