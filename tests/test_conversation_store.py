@@ -137,6 +137,7 @@ def test_resolve_reference_counts_within_the_window(store, make_id):
     assert store.resolve_reference(user, "yung una")["turn_number"] == 3
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 def test_cleanup_old_turns_deletes_only_expired(store, superuser, make_id):
     user = make_id("cleanup")
     for n in (1, 2, 3):

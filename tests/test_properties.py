@@ -206,6 +206,7 @@ def test_property_5_invalid_session_handling(manager, make_id, user_id, bad, que
         assert _pairs(manager.get_session_history(session_id)) == foreign_history
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 @PROPERTY
 @given(
     ages=st.lists(

@@ -105,6 +105,7 @@ def test_another_users_session_is_not_written_to(manager, make_id):
     assert [t.query_text for t in manager.get_session_history(session)] == ["mine"]
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 def test_expired_session_starts_a_new_one(manager, superuser, make_id):
     user = make_id()
     session = manager.create_session(user)
@@ -144,6 +145,7 @@ def test_context_for_query_in_one_call(manager, make_id):
     assert manager.get_context_for_query("junk", "the first one").history == []
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 def test_cleanup_old_conversations(manager, superuser, make_id):
     user = make_id()
     old, fresh = manager.create_session(user), manager.create_session(user)
@@ -286,6 +288,7 @@ def test_a_session_started_offline_keeps_its_id_after_a_restart(database_url, do
     assert len(stored_messages(superuser, session)) == 6
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 def test_offline_turns_for_an_expired_session_go_to_a_new_one(client_db, down_db, superuser, make_id):
     """The id is taken (an expired session not swept yet): creating it conflicts, so the buffered
     turns land in a new session, as a live call's would; the expired one stays as it was."""
@@ -337,6 +340,7 @@ def test_a_shared_buffer_keeps_stores_sessions_and_tenants_apart(client_db, down
 # -- retention ---------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("retention_sweep_paused")
 def test_cleanup_uses_the_databases_sweep_settings(manager, superuser, make_id):
     """No hard-coded batches: the batch size and the number of batches are the settings'
     (sweep_batch_size, sweep_max_batches), as for pg_cron's sweep."""
