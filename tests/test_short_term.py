@@ -16,9 +16,11 @@ def short_term(client_db):
     return ShortTermMemory(client_db)
 
 
-def _expires_in(superuser, short_term: ShortTermMemory, user: str, key: str = "clarification") -> timedelta:
+def _lifetime(superuser, short_term: ShortTermMemory, user: str, key: str = "clarification") -> timedelta:
+    """How long the state was given when last written (both ends stamped by that write, so the
+    answer does not depend on how long ago that was)."""
     row = superuser.execute(
-        "select expires_at - now() from memory.short_term_state where user_id = %s and key = %s",
+        "select expires_at - updated_at from memory.short_term_state where user_id = %s and key = %s",
         [short_term.identity.user(user), key],
     ).fetchone()
     assert row is not None
@@ -46,16 +48,16 @@ def test_reads_of_an_unknown_user_create_nothing(short_term, superuser, make_id)
 def test_default_lifetime_is_five_minutes(short_term, superuser, make_id):
     user = make_id()
     short_term.set_clarification(user, {"q": 1})
-    assert timedelta(minutes=4, seconds=59) < _expires_in(superuser, short_term, user) <= timedelta(minutes=5)
+    assert _lifetime(superuser, short_term, user) == timedelta(minutes=5)
 
 
 def test_custom_lifetime_and_overwrite(short_term, superuser, make_id):
     user = make_id()
     short_term.set_clarification(user, {"v": 1}, ttl=timedelta(seconds=30))
-    assert _expires_in(superuser, short_term, user) <= timedelta(seconds=30)
+    assert _lifetime(superuser, short_term, user) == timedelta(seconds=30)
     short_term.set_clarification(user, {"v": 2})
     assert short_term.get_clarification(user) == {"v": 2}
-    assert _expires_in(superuser, short_term, user) > timedelta(minutes=4)
+    assert _lifetime(superuser, short_term, user) == timedelta(minutes=5)
 
 
 def test_expired_state_reads_as_absent(short_term, superuser, make_id):
