@@ -1,11 +1,14 @@
 """The database stops mid-conversation and comes back: nothing is lost, nothing is doubled.
 
 The outage is real: `scripts/db.sh stop` / `start`, run from the repo root. It runs against a
-throwaway cluster on its own port (SUPAMEM_OUTAGE_PORT, default 54329; db.sh keeps it in
-.supamem/port-<port>/), rebuilt and migrated for this module, so stopping it never breaks other
-tests or colleagues using the shared database on 54322. Setting SUPAMEM_OUTAGE_PORT=54322 runs
-the same test against the shared cluster. Either way a finalizer starts the cluster again, even
-when the test fails; the throwaway one is then stopped when the module is done.
+throwaway cluster on its own port (SUPAMEM_OUTAGE_PORT, default 7 above the test database's
+port: 54329 next to the shared 54322; db.sh keeps it in .supamem/port-<port>/), rebuilt and
+migrated for this module, so stopping it never breaks other tests or colleagues using the shared
+database, and two runs on two database ports (`SUPAMEM_DB_PORT=... make test`) never reset each
+other's outage cluster. Setting SUPAMEM_OUTAGE_PORT to the test database's port runs the same
+test against that cluster (its users are fresh ids, so rows of earlier runs do not matter).
+Either way a finalizer starts the cluster again, even when the test fails; the throwaway one is
+then stopped when the module is done.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from uuid import UUID
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
-from supamem import ConversationMemoryManager, ConversationStore, Database
+from supamem import ConversationMemoryManager, ConversationStore, Database, db
 from supamem.fallback import write_back
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_PORT = 54322
-OUTAGE_PORT = int(os.environ.get("SUPAMEM_OUTAGE_PORT", "54329"))
+TEST_DB_PORT = int(conninfo_to_dict(db.database_url()).get("port") or 5432)
+OUTAGE_PORT = int(os.environ.get("SUPAMEM_OUTAGE_PORT", TEST_DB_PORT + 7))
 
 
 def db_sh(command: str) -> None:
@@ -57,7 +61,7 @@ def migrate(url: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def outage_url():
     url = f"postgresql://postgres:postgres@127.0.0.1:{OUTAGE_PORT}/postgres"
-    if OUTAGE_PORT == SHARED_PORT:
+    if OUTAGE_PORT == TEST_DB_PORT:
         db_sh("start")
     else:
         db_sh("reset")  # a fresh throwaway cluster with the current migrations
@@ -65,7 +69,7 @@ def outage_url():
     assert result.returncode == 0, f"migrate failed:\n{result.stdout}\n{result.stderr}"
     yield url
     db_sh("start")
-    if OUTAGE_PORT != SHARED_PORT:
+    if OUTAGE_PORT != TEST_DB_PORT:
         db_sh("stop")
 
 
@@ -86,12 +90,12 @@ def _conversation_of(url: str, store: ConversationStore, user: str) -> str:
     return str(row[0])
 
 
-def test_outage_mid_conversation(outage_url, caplog, request):
+def test_outage_mid_conversation(outage_url, caplog, request, make_id):
     request.addfinalizer(lambda: db_sh("start"))  # the database runs again, whatever happens
     db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=1.0)
     request.addfinalizer(db.close)
     manager, store = ConversationMemoryManager(db), ConversationStore(db)
-    user, store_user = "outage-user", "store-user"
+    user, store_user = make_id("outage"), make_id("store")
 
     session = manager.create_session(user)
     manager.store_turn(session, user, "q1", "a1")
@@ -160,14 +164,15 @@ def test_outage_mid_conversation(outage_url, caplog, request):
     assert _messages(outage_url, store_conversation) == store_rows
 
 
-def test_restart_between_calls_is_invisible(outage_url, request):
+def test_restart_between_calls_is_invisible(outage_url, request, make_id):
     """Connections killed by a restart are replaced at checkout (pool `check`), with no error."""
     request.addfinalizer(lambda: db_sh("start"))
     db = Database(outage_url, min_size=2, timeout=5.0, retry_interval=1.0)
     request.addfinalizer(db.close)
     manager = ConversationMemoryManager(db)
-    session = manager.create_session("restart-user")
-    manager.store_turn(session, "restart-user", "before", "a")
+    user = make_id("restart")
+    session = manager.create_session(user)
+    manager.store_turn(session, user, "before", "a")
     with db.transaction() as tx:
         before = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
     db_sh("stop")
@@ -175,6 +180,6 @@ def test_restart_between_calls_is_invisible(outage_url, request):
     with db.transaction() as tx:  # would raise if a dead connection were handed out
         after = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
     assert after != before
-    turn = manager.store_turn(session, "restart-user", "after", "b")
+    turn = manager.store_turn(session, user, "after", "b")
     assert not turn.buffered and turn.turn_number == 2
     assert [t.query_text for t in manager.get_session_history(session)] == ["before", "after"]
