@@ -437,6 +437,18 @@ class MemoryService:
             tx.call("restore_memory", memory_id=memory_id, user_id=owner.id)
             return self._memory(tx, memory_id)
 
+    def unarchive_memory(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> Memory:
+        """Bring an archived memory back (memory.unarchive_memory); returns it as it now stands.
+
+        It counts against the cap like a new memory: on a full profile the lowest-scored unpinned
+        live memory is archived to make room, which may be this one again (`archived` says so;
+        pin it first to keep it). NotFoundError when the memory is not the user's or not archived.
+        """
+        owner = self._owner(user_id, tenant_id)
+        with self._transaction(owner) as tx:
+            tx.call("unarchive_memory", memory_id=memory_id, user_id=owner.id)
+            return self._memory(tx, memory_id)
+
     def clear_memories(
         self, user_id: str | UUID, profile_id: UUID | str | None = None, *, tenant_id: TenantKey = None
     ) -> int:

@@ -284,6 +284,22 @@ def test_delete_and_undo(service, new_user, superuser, auth):
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
+def test_unarchive(service, new_user, superuser, auth):
+    """The way back from the archive (memory.unarchive_memory): no role but the table owner
+    writes `archived` directly, so the cap decides, as for a new memory."""
+    user = new_user(auth=auth)
+    memory = remember(service, user, "Played rugby at school", "fact")
+    superuser.execute("update memory.memories set archived = true where id = %s", [memory.id])
+    back = service.unarchive_memory(memory.id, user.key, tenant_id=user.tenant)
+    assert (back.id, back.archived, back.active, back.status) == (memory.id, False, True, "active")
+    with pytest.raises(NotFoundError):
+        service.unarchive_memory(memory.id, user.key, tenant_id=user.tenant)  # not archived
+    events = [r["event"] for r in rows_of(
+        superuser, "select event from memory.memory_events where memory_id = %s order by id", [memory.id])]
+    assert events == ["add", "archive", "unarchive"]
+
+
+@pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
 def test_clear_memories_and_undo(service, new_user, auth):
     user = new_user(auth=auth)
     kept = [remember(service, user, c) for c in ("Has a cat named Mingming", "Lives in Cebu City")]
@@ -318,6 +334,8 @@ def test_another_users_memory_is_not_found_and_unchanged(service, new_user, supe
     memory = remember(service, owner, "Keeps a diary", "pattern")
     deleted = remember(service, owner, "Collects stamps", "fact")
     service.delete_memory(deleted.id, owner.key)
+    archived = remember(service, owner, "Played the violin", "fact")
+    superuser.execute("update memory.memories set archived = true where id = %s", [archived.id])
     before = stored(superuser, owner.id)
     events = (history_count(superuser, memory.id), history_count(superuser, deleted.id))
     attempts = [
@@ -327,6 +345,7 @@ def test_another_users_memory_is_not_found_and_unchanged(service, new_user, supe
         lambda: service.pin_memory(memory.id, caller.key),
         lambda: service.delete_memory(memory.id, caller.key),
         lambda: service.undo_delete(deleted.id, caller.key),
+        lambda: service.unarchive_memory(archived.id, caller.key),
         lambda: service.get_memory(memory.id, caller.key),
     ]
     for attempt in attempts:

@@ -20,8 +20,11 @@ select tests.authenticate_as_service_role();
 select tests.remember('a', (select memory_id from memory.remember('I commute by train', 'fact', tests.recall('u')::uuid, p_confidence => 0.9)));
 select tests.remember('b', (select memory_id from memory.remember('I am left-handed', 'fact', tests.recall('u')::uuid, p_confidence => 0.3)));
 select tests.remember('c', (select memory_id from memory.remember('I want to learn Korean', 'goal', tests.recall('u')::uuid, p_confidence => 0.8)));
+-- Counters are set by the table owner: no API role may write them.
+select tests.clear_authentication();
 update memory.memories set last_referenced_at = now() - interval '29 days' where id = tests.recall('a')::uuid;
 update memory.memories set reference_count = 10, last_referenced_at = now() where id = tests.recall('b')::uuid;
+select tests.authenticate_as_service_role();
 
 select results_eq(
     $$select count(*)::integer, count(*) filter (where archived)::integer from memory.memories where user_id = tests.recall('u')::uuid$$,

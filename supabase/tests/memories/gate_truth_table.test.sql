@@ -1,10 +1,12 @@
 -- The memory gate (seed 004's key rule), row by row, through both write paths: an extraction
 -- (memory.apply_extraction as service_role answers a closed gate with one 'skipped: <reason>'
--- row and stores nothing) and a direct insert into memory.memories naming a source message (a
--- closed gate raises 42501). A memory is made only from the user's own message in a conversation
--- where the profile that user selected is their primary one, "remember" is on (off by default in
--- swiss mode) and the user has not paused memory. In together mode each participant's memory
--- follows their own profile; switching the primary profile leaves old memories where they were.
+-- row and stores nothing) and memory.remember naming a source message (a closed gate raises
+-- 42501; no API role inserts rows directly, and the table's trigger refuses the same to the table
+-- owner: see direct_writes_cannot_bypass_the_rules.test.sql). A memory is made only from the
+-- user's own message in a conversation where the profile that user selected is their primary one,
+-- "remember" is on (off by default in swiss mode) and the user has not paused memory. In together
+-- mode each participant's memory follows their own profile; switching the primary profile leaves
+-- old memories where they were.
 begin;
 select plan(40);
 
@@ -74,10 +76,9 @@ select is_empty(
     'generic chat: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Lives in Manila', 'fact', tests.recall('msg_generic')::bigint)$$,
+    $$select memory.remember('Lives in Manila', 'fact', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_generic')::bigint)$$,
     '42501', 'memory not allowed: no profile is selected in the conversation',
-    'generic chat: a direct insert is refused'
+    'generic chat: remember is refused'
 );
 
 -- Closed: the selected profile is not the primary one.
@@ -92,10 +93,9 @@ select is_empty(
     'profile not primary: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Lives in Cebu', 'fact', tests.recall('msg_other')::bigint)$$,
+    $$select memory.remember('Lives in Cebu', 'fact', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_other')::bigint)$$,
     '42501', 'memory not allowed: the selected profile is not the user''s primary profile',
-    'profile not primary: a direct insert is refused'
+    'profile not primary: remember is refused'
 );
 
 -- Closed: the source is the assistant's message.
@@ -110,10 +110,9 @@ select is_empty(
     'assistant message: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Has a great goal', 'goal', tests.recall('msg_answer')::bigint)$$,
+    $$select memory.remember('Has a great goal', 'goal', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_answer')::bigint)$$,
     '42501', 'memory not allowed: the user did not write the source message',
-    'assistant message: a direct insert is refused'
+    'assistant message: remember is refused'
 );
 
 -- Closed: another participant wrote the message (B's message is not A's memory).
@@ -128,10 +127,9 @@ select is_empty(
     'another participant''s message: no memory for the owner'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Paints', 'fact', tests.recall('msg_b_for_a')::bigint)$$,
+    $$select memory.remember('Paints', 'fact', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_b_for_a')::bigint)$$,
     '42501', 'memory not allowed: the user did not write the source message',
-    'another participant''s message: a direct insert for the owner is refused'
+    'another participant''s message: remember for the owner is refused'
 );
 
 -- Closed: a participant who selected no profile of their own does not borrow the owner's.
@@ -146,10 +144,9 @@ select is_empty(
     'participant without a selected profile: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('c')::uuid, 'Sings', 'fact', tests.recall('msg_c')::bigint)$$,
+    $$select memory.remember('Sings', 'fact', tests.recall('c')::uuid, p_source_message_id => tests.recall('msg_c')::bigint)$$,
     '42501', 'memory not allowed: no profile is selected in the conversation',
-    'participant without a selected profile: a direct insert is refused'
+    'participant without a selected profile: remember is refused'
 );
 
 -- Closed: "remember" is off in the conversation.
@@ -164,10 +161,9 @@ select is_empty(
     'remember off: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Has a cat', 'fact', tests.recall('msg_off')::bigint)$$,
+    $$select memory.remember('Has a cat', 'fact', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_off')::bigint)$$,
     '42501', 'memory not allowed: remember is off in this conversation',
-    'remember off: a direct insert is refused'
+    'remember off: remember is refused'
 );
 
 -- Closed: the user paused memory.
@@ -182,10 +178,9 @@ select is_empty(
     'memory paused: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('p')::uuid, 'Has a dog', 'fact', tests.recall('msg_paused')::bigint)$$,
+    $$select memory.remember('Has a dog', 'fact', tests.recall('p')::uuid, p_source_message_id => tests.recall('msg_paused')::bigint)$$,
     '42501', 'memory not allowed: the user has paused memory',
-    'memory paused: a direct insert is refused'
+    'memory paused: remember is refused'
 );
 
 -- Closed: swiss mode, "remember" left at its default.
@@ -200,10 +195,9 @@ select is_empty(
     'swiss mode by default: no memory'
 );
 select throws_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Wants quick charts', 'preference', tests.recall('msg_swiss')::bigint)$$,
+    $$select memory.remember('Wants quick charts', 'preference', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_swiss')::bigint)$$,
     '42501', 'memory not allowed: remember is off in this conversation',
-    'swiss mode by default: a direct insert is refused'
+    'swiss mode by default: remember is refused'
 );
 
 -- Open: the user's own message, primary profile selected, remember on, not paused.
@@ -220,15 +214,14 @@ select results_eq(
     'primary profile: the memory takes the user, the primary profile, the conversation, turn and mode'
 );
 select lives_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Runs every morning', 'pattern', tests.recall('msg_main')::bigint)$$,
-    'primary profile: a direct insert is allowed'
+    $$select memory.remember('Runs every morning', 'pattern', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_main')::bigint)$$,
+    'primary profile: remember is allowed'
 );
 select results_eq(
     $$select profile_id, source_conversation_id from memory.memories
     where source_message_id = tests.recall('msg_main')::bigint and content = 'Runs every morning'$$,
     $$values (tests.recall('pa_main')::uuid, tests.recall('conv_main')::uuid)$$,
-    'primary profile: the directly inserted memory takes the profile and conversation of its message'
+    'primary profile: the remembered memory takes the profile and conversation of its message'
 );
 
 -- Open: swiss mode with "remember" toggled on.
@@ -244,9 +237,8 @@ select results_eq(
     'swiss mode with remember on: the memory records the swiss origin and its turn'
 );
 select lives_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('a')::uuid, 'Likes swiss snapshots', 'preference', tests.recall('msg_swiss_on')::bigint)$$,
-    'swiss mode with remember on: a direct insert is allowed'
+    $$select memory.remember('Likes swiss snapshots', 'preference', tests.recall('a')::uuid, p_source_message_id => tests.recall('msg_swiss_on')::bigint)$$,
+    'swiss mode with remember on: remember is allowed'
 );
 
 -- Open: together mode, B's own message, B's own primary profile selected in participants.
@@ -268,9 +260,8 @@ select results_eq(
     'together mode: the ledger records B''s memory'
 );
 select lives_ok(
-    $$insert into memory.memories (user_id, content, type, source_message_id)
-    values (tests.recall('b')::uuid, 'B paints on weekends', 'pattern', tests.recall('msg_b')::bigint)$$,
-    'together mode: a direct insert for B from B''s message is allowed'
+    $$select memory.remember('B paints on weekends', 'pattern', tests.recall('b')::uuid, p_source_message_id => tests.recall('msg_b')::bigint)$$,
+    'together mode: remember for B from B''s message is allowed'
 );
 select is_empty(
     $$select id from memory.memories

@@ -20,15 +20,15 @@ select results_eq(
     'add: the new content, the signed-in user as actor'
 );
 
--- update (service_role edits the content)
-select tests.authenticate_as_service_role();
+-- update (the table owner edits the content in place: no API role may, they revise instead)
+select tests.clear_authentication();
 select tests.remember('mark', (select max(id) from memory.memory_events where memory_id = tests.recall('m')::uuid));
 update memory.memories set content = 'I love mangoes' where id = tests.recall('m')::uuid;
 select results_eq(
     $$select event, old_content, new_content, actor_id, actor_role from memory.memory_events
     where memory_id = tests.recall('m')::uuid and id > tests.recall('mark')::bigint order by id$$,
-    $$values ('update', 'I like mangoes', 'I love mangoes', null::uuid, 'service_role')$$,
-    'update: old and new content, service_role as actor (no user id)'
+    $$values ('update', 'I like mangoes', 'I love mangoes', null::uuid, session_user::text collate "default")$$,
+    'update: old and new content, the table owner as actor (no user id)'
 );
 
 -- supersede (the owner revises)
@@ -66,17 +66,19 @@ select results_eq(
     'restore'
 );
 
--- archive and unarchive
+-- archive (by the table owner, as the cap and the archival sweep do) and unarchive (the owner)
+select tests.clear_authentication();
 select tests.remember('mark', (select max(id) from memory.memory_events where memory_id = tests.recall('m2')::uuid));
 update memory.memories set archived = true where id = tests.recall('m2')::uuid;
 select results_eq(
-    $$select event, actor_id from memory.memory_events
+    $$select event, actor_id, actor_role from memory.memory_events
     where memory_id = tests.recall('m2')::uuid and id > tests.recall('mark')::bigint order by id$$,
-    $$values ('archive', tests.recall('owner')::uuid)$$,
+    $$values ('archive', null::uuid, session_user::text collate "default")$$,
     'archive'
 );
+select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('mark', (select max(id) from memory.memory_events where memory_id = tests.recall('m2')::uuid));
-update memory.memories set archived = false where id = tests.recall('m2')::uuid;
+select memory.unarchive_memory(tests.recall('m2')::uuid);
 select results_eq(
     $$select event, actor_id from memory.memory_events
     where memory_id = tests.recall('m2')::uuid and id > tests.recall('mark')::bigint order by id$$,
@@ -120,15 +122,15 @@ select results_eq(
     'reference (selection)'
 );
 
--- One change, several events: service_role edits and pins in one statement.
-select tests.authenticate_as_service_role();
+-- One change, several events: the table owner edits and pins in one statement.
+select tests.clear_authentication();
 select tests.remember('mark', (select max(id) from memory.memory_events where memory_id = tests.recall('m2')::uuid));
 update memory.memories set content = 'I adore ripe mangoes', pinned = true where id = tests.recall('m2')::uuid;
 select results_eq(
     $$select event, old_content, new_content, actor_role from memory.memory_events
     where memory_id = tests.recall('m2')::uuid and id > tests.recall('mark')::bigint order by id$$,
-    $$values ('update', 'I love ripe mangoes', 'I adore ripe mangoes', 'service_role'),
-        ('pin', 'I love ripe mangoes', 'I adore ripe mangoes', 'service_role')$$,
+    $$values ('update', 'I love ripe mangoes', 'I adore ripe mangoes', session_user::text collate "default"),
+        ('pin', 'I love ripe mangoes', 'I adore ripe mangoes', session_user::text collate "default")$$,
     'one statement that edits and pins appends an update and a pin event'
 );
 

@@ -11,18 +11,23 @@ with p as (insert into memory.profiles (user_id, name, is_primary) values (tests
 select tests.remember('p', id) from p;
 select tests.remember('a', (select memory_id from memory.remember('Plays the cello', 'fact', tests.recall('u')::uuid, p_category => 'music')));
 
--- updated_at moves on a pin (the trigger), and stays where an explicit write puts it.
+-- updated_at moves on a pin (the trigger), and stays where an explicit write puts it (the table
+-- owner's: no API role writes updated_at).
+select tests.clear_authentication();
 update memory.memories set updated_at = now() - interval '1 day' where id = tests.recall('a')::uuid;
+select tests.authenticate_as_service_role();
 select memory.pin_memory(tests.recall('a')::uuid);
 select ok(
     (select updated_at > now() - interval '1 minute' from memory.memories where id = tests.recall('a')::uuid),
     'pinning moves updated_at'
 );
+select tests.clear_authentication();
 update memory.memories set updated_at = '2020-01-01' where id = tests.recall('a')::uuid;
 select is(
     (select updated_at from memory.memories where id = tests.recall('a')::uuid), '2020-01-01'::timestamptz,
     'an explicit updated_at is kept'
 );
+select tests.authenticate_as_service_role();
 
 -- An empty category clears it on revision; null keeps it.
 select is((memory.revise_memory(tests.recall('a')::uuid, 'Plays the cello well')).category, 'music', 'null keeps the category');

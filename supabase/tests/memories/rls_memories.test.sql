@@ -1,12 +1,13 @@
 -- Who reaches long-term memory: memory.memories, memory.memory_events, memory.memory_extractions
--- and memory.memory_types for anon (nothing), the owner (reads their own; writes their own
--- memories but never the counters or the profile), a stranger (nothing), the owner's tenant admin
--- (reads, never writes), another tenant's admin (nothing), a together-mode participant of the
--- owner's conversation (shares messages, never memories) and service_role (everything). Then every
--- memory RPC: anon is denied, and apply_extraction, import_memories, erase_user and the retention
--- sweeps are service_role only.
+-- and memory.memory_types for anon (nothing), the owner (reads their own; of the rows themselves
+-- writes only the pinned flag of their own memories: everything else goes through the RPCs), a
+-- stranger (nothing), the owner's tenant admin (reads, never writes), another tenant's admin
+-- (nothing), a together-mode participant of the owner's conversation (shares messages, never
+-- memories) and service_role (reads everything; of the rows writes only the pinned flag, like
+-- users, and goes through the RPCs for the rest). Then every memory RPC: anon is denied, and
+-- apply_extraction, import_memories, erase_user and the retention sweeps are service_role only.
 begin;
-select plan(67);
+select plan(77);
 
 select tests.create_cast('memories-rls');
 select tests.remember('participant', tests.create_auth_user('memories-rls.participant@supamem.test'));
@@ -26,11 +27,17 @@ select tests.remember('m', (select memory_id from memory.apply_extraction(
 select tests.remember('pm', (select memory_id from memory.remember('I play the ukulele', 'fact', tests.recall('participant')::uuid)));
 
 -- memory.memories ------------------------------------------------------------------------------
+-- Read through the table, written through the RPCs: the only direct write any API role holds is
+-- the pinned flag (direct_writes_cannot_bypass_the_rules.test.sql shows each bypass it closes).
 select tests.authenticate_as_anon();
 select throws_ok('select * from memory.memories', '42501', null, 'anon cannot read memories');
 select throws_ok(
     $$insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'x', 'fact')$$,
     '42501', null, 'anon cannot add a memory'
+);
+select throws_ok(
+    $$update memory.memories set pinned = true where id = tests.recall('m')::uuid$$,
+    '42501', null, 'anon cannot pin a memory'
 );
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
@@ -39,18 +46,19 @@ select results_eq(
     $$values (tests.recall('m')::uuid)$$,
     'the owner reads their own memories (and only those)'
 );
-select lives_ok(
+select throws_ok(
     $$insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'I like hiking', 'preference')$$,
-    'the owner adds a memory by hand'
+    '42501', 'permission denied for table memories',
+    'the owner cannot insert a memory directly (memory.remember is the way in)'
 );
 select throws_ok(
     $$insert into memory.memories (user_id, content, type) values (tests.recall('stranger')::uuid, 'Planted', 'fact')$$,
     '42501', null, 'the owner cannot add a memory for someone else'
 );
-select results_eq(
-    $$update memory.memories set content = 'Saving for a small house', confidence = 0.9 where id = tests.recall('m')::uuid returning content$$,
-    $$values ('Saving for a small house')$$,
-    'the owner edits their own memory'
+select throws_ok(
+    $$update memory.memories set content = 'Saving for a small house', confidence = 0.9 where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'the owner cannot edit a memory in place (memory.revise_memory supersedes it)'
 );
 select throws_ok(
     $$update memory.memories set reference_count = 100 where id = tests.recall('m')::uuid$$,
@@ -67,19 +75,38 @@ select throws_ok(
     '42501', 'permission denied for table memories',
     'the owner cannot give a memory to someone else (column privilege)'
 );
+select throws_ok(
+    $$delete from memory.memories where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'the owner cannot delete a memory outright (memory.forget soft-deletes it)'
+);
 select results_eq(
-    $$delete from memory.memories where content = 'I like hiking' returning content$$,
-    $$values ('I like hiking')$$,
-    'the owner deletes their own memory'
+    $$update memory.memories set pinned = true where id = tests.recall('m')::uuid returning pinned$$,
+    $$values (true)$$,
+    'the owner pins their own memory directly'
+);
+select results_eq(
+    $$update memory.memories set pinned = false where id = tests.recall('m')::uuid returning pinned$$,
+    $$values (false)$$,
+    'and unpins it'
 );
 
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select is_empty($$select id from memory.memories where user_id = tests.recall('owner')::uuid$$, 'a stranger sees none of the owner''s memories');
 select is_empty(
-    $$update memory.memories set content = 'hacked' where id = tests.recall('m')::uuid returning id$$,
-    'a stranger''s update reaches no memory of the owner'
+    $$update memory.memories set pinned = true where id = tests.recall('m')::uuid returning id$$,
+    'a stranger''s pin reaches no memory of the owner'
 );
-select is_empty($$delete from memory.memories where id = tests.recall('m')::uuid returning id$$, 'a stranger''s delete reaches no memory of the owner');
+select throws_ok(
+    $$update memory.memories set content = 'hacked' where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'a stranger cannot edit in place either'
+);
+select throws_ok(
+    $$delete from memory.memories where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'a stranger cannot delete'
+);
 
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select results_eq(
@@ -91,11 +118,20 @@ select throws_ok(
     $$insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'Planted', 'fact')$$,
     '42501', null, 'the tenant admin cannot add a memory for the owner'
 );
-select is_empty(
-    $$update memory.memories set content = 'edited by admin' where id = tests.recall('m')::uuid returning id$$,
+select throws_ok(
+    $$update memory.memories set content = 'edited by admin' where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
     'the tenant admin cannot edit the owner''s memory'
 );
-select is_empty($$delete from memory.memories where id = tests.recall('m')::uuid returning id$$, 'the tenant admin cannot delete the owner''s memory');
+select is_empty(
+    $$update memory.memories set pinned = true where id = tests.recall('m')::uuid returning id$$,
+    'the tenant admin cannot pin the owner''s memory (reads it, but the pin policy is the owner''s)'
+);
+select throws_ok(
+    $$delete from memory.memories where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'the tenant admin cannot delete the owner''s memory'
+);
 
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty($$select id from memory.memories where user_id = tests.recall('owner')::uuid$$, 'another tenant''s admin sees nothing');
@@ -117,10 +153,37 @@ select results_eq(
     array[2],
     'service_role reads every memory'
 );
+select throws_ok(
+    $$update memory.memories set reference_count = 5 where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'service_role cannot set the counters (selection and dedup count uses)'
+);
+select throws_ok(
+    $$insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'Planted', 'fact')$$,
+    '42501', 'permission denied for table memories',
+    'service_role cannot insert a memory directly (it remembers for a user with p_user_id)'
+);
+select throws_ok(
+    $$delete from memory.memories where id = tests.recall('m')::uuid$$,
+    '42501', 'permission denied for table memories',
+    'service_role cannot delete a memory outright'
+);
 select results_eq(
-    $$update memory.memories set reference_count = 5 where id = tests.recall('m')::uuid returning reference_count$$,
-    $$values (5)$$,
-    'service_role sets the counters'
+    $$update memory.memories set pinned = true where id = tests.recall('m')::uuid returning pinned$$,
+    $$values (true)$$,
+    'service_role pins any memory directly'
+);
+select tests.clear_authentication();
+select results_eq(
+    $$select r.rolname::text collate "default", a.privilege_type, string_agg(c.attname::text collate "default", ', ' order by c.attnum)
+    from pg_catalog.pg_attribute as c
+    cross join lateral aclexplode(c.attacl) as a
+    join pg_catalog.pg_roles as r on r.oid = a.grantee
+    where c.attrelid = 'memory.memories'::regclass and r.rolname in ('anon', 'authenticated', 'service_role')
+        and a.privilege_type <> 'SELECT'
+    group by 1, 2 order by 1, 2$$,
+    $$values ('authenticated', 'UPDATE', 'pinned'), ('service_role', 'UPDATE', 'pinned')$$,
+    'the API roles write one column of memory.memories directly: pinned'
 );
 
 -- The security definer helpers that RPCs call as the signed-in user take a user id; they must not
@@ -249,6 +312,7 @@ select throws_ok($$select memory.revise_memory(tests.recall('m')::uuid, 'x')$$, 
 select throws_ok($$select memory.forget(tests.recall('m')::uuid)$$, '42501', null, 'anon cannot call forget');
 select throws_ok($$select memory.restore_memory(tests.recall('m')::uuid)$$, '42501', null, 'anon cannot call restore_memory');
 select throws_ok($$select memory.pin_memory(tests.recall('m')::uuid)$$, '42501', null, 'anon cannot call pin_memory');
+select throws_ok($$select memory.unarchive_memory(tests.recall('m')::uuid)$$, '42501', null, 'anon cannot call unarchive_memory');
 select throws_ok($$select memory.set_memory_settings(true)$$, '42501', null, 'anon cannot call set_memory_settings');
 select throws_ok(
     $$select memory.apply_extraction(tests.recall('msg')::bigint, '[]', tests.recall('owner')::uuid)$$,
@@ -268,17 +332,18 @@ select throws_ok(
 );
 select throws_ok($$select memory.erase_user(tests.recall('owner')::uuid)$$, '42501', null, 'anon cannot call erase_user');
 select tests.clear_authentication();
--- By name, whatever the signatures: all fourteen exist, none executable by anon.
+-- By name, whatever the signatures: all fifteen exist, none executable by anon.
 select results_eq(
     $$select count(distinct p.proname)::integer, count(*) filter (where has_function_privilege('anon', p.oid, 'execute'))::integer
     from pg_catalog.pg_proc as p
     where p.pronamespace = 'memory'::regnamespace and p.proname = any(array[
-        'remember', 'revise_memory', 'forget', 'restore_memory', 'pin_memory', 'set_memory_settings', 'apply_extraction',
+        'remember', 'revise_memory', 'forget', 'restore_memory', 'unarchive_memory', 'pin_memory', 'set_memory_settings',
+        'apply_extraction',
         'select_memories', 'mark_memories_used', 'prompt_context', 'search_memories', 'export_memories', 'import_memories',
         'erase_user'
     ])$$,
-    $$values (14, 0)$$,
-    'anon holds EXECUTE on none of the 14 memory RPCs (not even through PUBLIC)'
+    $$values (15, 0)$$,
+    'anon holds EXECUTE on none of the 15 memory RPCs (not even through PUBLIC)'
 );
 
 -- RPCs: service_role only.

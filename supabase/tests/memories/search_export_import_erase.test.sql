@@ -31,7 +31,9 @@ select memory.remember('My favourite food is adobo', 'preference', tests.recall(
 select memory.remember('I run every morning before work', 'pattern', tests.recall('owner')::uuid, p_category => 'fitness', p_pinned => true);
 select memory.remember('I manage a team at work', 'fact', tests.recall('owner')::uuid, tests.recall('q')::uuid);
 select memory.remember('I used to play basketball', 'fact', tests.recall('owner')::uuid);
+select tests.clear_authentication();
 update memory.memories set archived = true where content = 'I used to play basketball';
+select tests.authenticate_as_service_role();
 select memory.forget((select memory_id from memory.remember('I had a pet turtle', 'fact', tests.recall('owner')::uuid)));
 select memory.revise_memory((select memory_id from memory.remember('I live in Manila', 'fact', tests.recall('owner')::uuid)), 'I live in Makati');
 select memory.mark_memories_used(null, array(select id from memory.memories where content = 'I live in Makati'));
