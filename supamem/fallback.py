@@ -349,7 +349,8 @@ def stored_client_turn_ids(
 ) -> dict[str, UUID]:
     """Which of `ids` the database already holds (one query): client_turn_id -> conversation.
 
-    An index scan of `messages_client_turn_id_key` (the `?` condition matches its predicate).
+    The `?` condition matches the predicate of `messages_client_turn_id_key`, so the planner can
+    answer from that index.
     """
     if conversation_id is not None:
         where, value = "m.conversation_id = %s", conversation_id
