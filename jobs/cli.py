@@ -429,6 +429,7 @@ _STATS_COLUMNS: Sequence[tuple[str, str]] = (
     ("queued", "queued"),
     ("running", "running"),
     ("dead", "dead"),
+    ("waiting", "waiting"),
     ("done_last_hour", "done/h"),
     ("retries_last_hour", "retries/h"),
     ("oldest_queued_age", "oldest queued"),
@@ -485,8 +486,9 @@ def _add_jobs(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "jobs",
         parents=[common],
         help="show the job queue: depth, age, failures, latency and tokens by kind",
-        description="Show memory.job_stats(): per job kind, jobs queued, running and dead "
-        "(dead-lettered after their last attempt), jobs done and retried in the last hour, the "
+        description="Show memory.job_stats(): per job kind, jobs queued (and of those, waiting: not due "
+        "yet, backing off after a failure or deferred, e.g. an extraction past its user's rate limit), "
+        "running and dead (dead-lettered after their last attempt), jobs done and retried in the last hour, the "
         "age of the oldest queued job, the median and 95th percentile time from queued to done, "
         "and the LLM tokens used in the last hour.",
         epilog=_CONNECTION_HELP,

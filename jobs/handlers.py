@@ -14,6 +14,10 @@ LLM client's API (`jobs.llm`, `jobs.prompts`, `jobs.schemas`); the worker sees o
 
 Database errors (`supamem.errors`, `supamem.errors.StateError`) pass through unchanged.
 
+A job that `memory.job_input` answers with `{"deferred": {"run_after", "reason"}}` is already
+back in the queue, its attempt given back (an extraction past its user's rate limit): its
+handler does not run and the model is not asked.
+
 A job with nothing to work on (its conversation's turns or its week's summaries are gone, a year
 comparison whose months are no longer both there) is completed with `memory.complete_job` and a
 `{"skipped": reason}` result instead of asking the model to invent something.
@@ -230,6 +234,10 @@ def run_job(
     data = ctx.rpc("job_input")
     if not isinstance(data, Mapping):
         raise JobFailed(f"memory.job_input returned {type(data).__name__}, expected an object")
+    if data.get("deferred"):
+        # The database has put the job back in the queue (an extraction past its user's rate
+        # limit), attempt given back: nothing to ask the model.
+        return JobResult("deferred", None, data["deferred"])
     try:
         return handler(ctx, data)
     except LLMConfigError as exc:

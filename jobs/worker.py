@@ -12,6 +12,10 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
 - a heartbeat extends the lease of each running job every lease/3 seconds;
 - a failure goes back with `memory.fail_job` (exponential backoff in SQL, or the provider's
   Retry-After), which dead-letters the job after max_attempts;
+- a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
+  past its user's rate limit back in the queue (attempt given back) and says so, and the job is
+  logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; a rate limit
+  met later (54000) hands the job back with `memory.defer_job`, never spending an attempt;
 - a lost lease (SQLSTATE 55000) means another worker owns the job now: log it, drop the result;
 - on stop, no new claims; running jobs get `grace` seconds to finish, then whatever is left is
   handed back with `memory.release_job` (the attempt does not count) and `run()` returns.
@@ -55,7 +59,7 @@ OUTCOMES = ("done", "skipped", "deferred", "failed", "dead", "lost", "released",
 
 _LOG_FIELDS = (
     "event", "job_id", "kind", "worker", "attempt", "duration_ms", "tokens", "outcome", "status",
-    "retry_after", "claimed", "error",
+    "retry_after", "run_after", "claimed", "error",
 )
 
 
@@ -477,22 +481,53 @@ class Worker:
         except JobFailed as exc:
             return self._fail(running, str(exc), exc.retry_after), None
         except RateLimitedError as exc:
-            # The database's own limit (extractions per user per minute): try after a minute.
-            return self._fail(running, f"RateLimitedError [{exc.sqlstate}]: {exc}", 60.0), None
+            # A limit of the database's (54000) is not the job's fault: try again in a minute,
+            # without spending an attempt.
+            return self._defer(running, f"RateLimitedError [{exc.sqlstate}]: {exc}", 60.0), None
         except SupamemError as exc:
             # The database refused the output (a validation error from a finish_* RPC).
             return self._fail(running, f"{type(exc).__name__} [{exc.sqlstate}]: {exc}", None), None
         except Exception as exc:  # noqa: BLE001 - a bug in a handler must not stop the worker
             log.exception("handler crashed", extra={**extra, "event": "job_crashed", "error": repr(exc)})
             return self._fail(running, f"{type(exc).__name__}: {exc}", None), None
+        deferral = result.result if result.outcome == "deferred" and isinstance(result.result, dict) else {}
         log.info(
-            f"job {result.outcome}",
+            f"job {result.outcome}" + (f": {deferral['reason']}" if deferral.get("reason") else ""),
             extra={
                 **extra, "event": f"job_{result.outcome}", "outcome": result.outcome,
-                "duration_ms": _ms(running.started), "tokens": result.tokens,
+                "duration_ms": _ms(running.started), "tokens": result.tokens, "run_after": deferral.get("run_after"),
             },
         )
         return result.outcome, result.tokens
+
+    def _defer(self, running: _Running, reason: str, delay: float) -> str:
+        """Hand the job back to the queue for `delay` seconds (`memory.defer_job`): no attempt spent."""
+        job = running.job
+        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        try:
+            self.transport.rpc(
+                "defer_job", {"p_job_id": job.id, "p_worker": self.name, "p_delay": f"{max(0.0, delay)} seconds"}
+            )
+        except StateError as exc:
+            log.warning(
+                "job deferred after its lease was lost; nothing recorded",
+                extra={**extra, "event": "lease_lost", "error": f"{reason}; {exc}"},
+            )
+            return "lost"
+        except SupamemError as exc:
+            log.error(
+                "could not defer the job; the lease will expire",
+                extra={**extra, "event": "defer_failed", "error": f"{reason}; {exc}"},
+            )
+            return "error"
+        log.info(
+            f"job deferred: {reason}",
+            extra={
+                **extra, "event": "job_deferred", "outcome": "deferred", "retry_after": delay,
+                "duration_ms": _ms(running.started),
+            },
+        )
+        return "deferred"
 
     def _fail(self, running: _Running, error: str, retry_after: float | None) -> str:
         job = running.job
