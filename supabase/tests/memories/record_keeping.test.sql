@@ -53,8 +53,9 @@ select tests.remember('g', (select memory_id from memory.remember('Learning Port
 select memory.restore_memory(tests.recall('f')::uuid);
 select is(
     (select count(*)::integer from memory.memories
-     where user_id = tests.recall('u')::uuid and active and not archived and deleted_at is null),
-    2, 'after a restore the live memories are back within the cap'
+     where user_id = tests.recall('u')::uuid and active and not archived and deleted_at is null
+        and (expires_at is null or expires_at > now())),
+    2, 'after a restore the live memories are back within the cap (the expired one does not count)'
 );
 
 -- Settings travel with an export; an import restores the opt-in and never un-pauses.
