@@ -52,7 +52,9 @@ from .retention import sweep
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL = timedelta(hours=float(os.environ.get("CONVERSATION_TTL_HOURS", "24")))
-DEFAULT_CONTEXT_TURNS = int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20"))
+#: Seed 001: history retrieval is 20 turns by default and at most 50.
+MAX_HISTORY_TURNS = 50
+DEFAULT_CONTEXT_TURNS = min(int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20")), MAX_HISTORY_TURNS)
 _CONTEXT_KEYS = frozenset({"conversation_id", "history", "referenced_turn", "memories"})
 
 
@@ -91,7 +93,7 @@ class ConversationMemoryManager:
         self.identity = identity if identity is not None else Identity(self.db)
         self.tenant_id = tenant_id
         self.ttl = ttl
-        self.context_turns = context_turns
+        self.context_turns = min(context_turns, MAX_HISTORY_TURNS)
         self.fallback = fallback if fallback is not None else FallbackBuffer()
         tenant = tenant_uuid(tenant_id)
         #: This manager's namespace in the fallback buffer (its kind and tenant).
@@ -278,7 +280,9 @@ class ConversationMemoryManager:
         return next(t for t in reversed(view) if t.id == buffered.client_turn_id)
 
     def get_session_history(self, session_id: str | UUID, limit: int = 50) -> list[Turn]:
-        """The newest `limit` turns of a session, oldest first ([] for an unknown session)."""
+        """The newest `limit` turns of a session (at most 50), oldest first ([] for an unknown
+        session)."""
+        limit = min(limit, MAX_HISTORY_TURNS)
         key, text, session = self._resolve(session_id)
         try:
             self._write_back_pending()

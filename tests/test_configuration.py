@@ -28,3 +28,4 @@ def _defaults(**env: str) -> str:
 def test_conversation_ttl_and_history_limit_come_from_the_environment():
     assert _defaults() == "86400.0 20"
     assert _defaults(CONVERSATION_TTL_HOURS="2.5", CONVERSATION_HISTORY_LIMIT="8") == "9000.0 8"
+    assert _defaults(CONVERSATION_HISTORY_LIMIT="80") == "86400.0 50"  # seed 001: at most 50

@@ -64,6 +64,17 @@ def test_history_is_chronological_and_limited(manager, make_id):
     assert [t.query_text for t in manager.get_session_history(session, limit=3)] == ["q5", "q6", "q7"]
 
 
+def test_history_retrieval_is_at_most_50_turns(manager, make_id):
+    """Seed 001: "Limit conversation history retrieval (default: 20 turns, max: 50)"."""
+    user = make_id()
+    session = manager.create_session(user)
+    for n in range(1, 53):
+        manager.store_turn(session, user, f"q{n}", f"a{n}")
+    assert [t.turn_number for t in manager.get_session_history(session, limit=100)] == list(range(3, 53))
+    assert manager.get_context_for_query(session, "more").history[-1].turn_number == 52
+    assert len(manager.get_context_for_query(session, "more").history) == 20
+
+
 def test_a_missing_session_id_starts_a_session(manager, make_id):
     user = make_id()
     turn = manager.store_turn(None, user, "q", "a")
