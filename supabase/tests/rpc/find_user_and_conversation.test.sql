@@ -2,7 +2,7 @@
 -- lookups. They answer what user_id_for / current_conversation would pick, or nothing, and never
 -- create a row. find_conversation reads under the caller's RLS; find_user_id is a service function.
 begin;
-select plan(21);
+select plan(23);
 
 select tests.create_cast('rpc-find');
 
@@ -56,6 +56,10 @@ select is(
     'a UUID in a tenant is an external id there, and nobody has it'
 );
 select is(memory.find_user_id('rpc-find:nobody'), null, 'an unknown id finds nobody');
+set local enable_seqscan = off;  -- the plan that probes users_pkey
+select is(memory.find_user_id('rpc-find:nobody'), null, 'also when the plan looks ids up by primary key');
+select is(memory.find_user_id(tests.recall('owner')), tests.recall('owner')::uuid, 'and finds a UUID that way');
+reset enable_seqscan;
 select is(
     (select count(*)::integer from memory.users where external_id = 'rpc-find:nobody'), 0,
     'and leaves no user behind'
