@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SQL_LINT_PATHS := supabase/migrations
+PY_LINT_PATHS := supamem jobs tests scripts
 
 # The local stack (scripts/db.sh). `SUPAMEM_DB_PORT=54399 make test` runs a separate cluster;
 # DATABASE_URL follows the port unless set explicitly (migrate.py refuses --bootstrap off-host).
@@ -35,16 +36,19 @@ db-reset: venv
 	scripts/db.sh reset
 	$(PY) scripts/migrate.py --bootstrap --with-pgtap
 
-# pytest (includes the pgTAP files via tests/test_pgtap.py), then the SQL linter.
-# Both always run; the target fails if either failed.
+# pytest (includes the pgTAP files via tests/test_pgtap.py), then the SQL and Python linters.
+# All always run; the target fails if any failed.
 test: venv db
 	@status=0; \
 	$(VENV)/bin/pytest || status=$$?; \
-	$(VENV)/bin/sqlfluff lint $(SQL_LINT_PATHS) || status=$$?; \
+	$(MAKE) --no-print-directory lint || status=$$?; \
 	exit $$status
 
 lint: venv
-	$(VENV)/bin/sqlfluff lint $(SQL_LINT_PATHS)
+	@status=0; \
+	$(VENV)/bin/sqlfluff lint $(SQL_LINT_PATHS) || status=$$?; \
+	$(VENV)/bin/ruff check $(PY_LINT_PATHS) || status=$$?; \
+	exit $$status
 
 demo: venv db
 	$(PY) -m supamem.demo

@@ -475,7 +475,7 @@ def format_stats(rows: Sequence[Mapping[str, Any]]) -> str:
         table.append(cells)
     widths = [max(len(r[i]) for r in [header, *table]) for i in range(len(header))]
     lines = [
-        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         for r in [header, *table]
     ]
     return "\n".join(lines)

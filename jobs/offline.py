@@ -215,11 +215,11 @@ _RULES: list[tuple[str, re.Pattern[str], str]] = [
     ("fact", _rule(rf"(?i:\bi\s+live\s+in\s+{X})"), "Lives in {x}"),
     ("fact", _rule(rf"(?i:\bi(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?moved\s+to\s+{X})"), "Lives in {x}"),
     ("fact", _rule(rf"(?i:\bi(?:'m|\s+am)\s+from\s+{X})"), "Is from {x}"),
-    ("fact", _rule(rf"(?i:\bi\s+work\s+as\s+(?P<x>an?\s+.+))"), "Works as {x}"),
+    ("fact", _rule(r"(?i:\bi\s+work\s+as\s+(?P<x>an?\s+.+))"), "Works as {x}"),
     ("fact", _rule(rf"(?i:\bi(?:'ve|\s+have|\s+was)?\s+(?:been\s+)?diagnosed\s+with\s+{X})"), "Was diagnosed with {x}"),
     ("fact", _rule(rf"(?i:\bi\s+(?:have|have got|'ve got)\s+(?!to\b|been\b|no\b|never\b|always\b|just\b|got\b){X})"), "Has {x}"),
     ("fact", _rule(rf"(?i:\bi\s+take\s+{X})"), "Takes {x}"),
-    ("fact", _rule(rf"(?i:\bi(?:'m|\s+am)\s+(?P<x>an?\s+(?!bit\b|little\b|lot\b).+))"), "Is {x}"),
+    ("fact", _rule(r"(?i:\bi(?:'m|\s+am)\s+(?P<x>an?\s+(?!bit\b|little\b|lot\b).+))"), "Is {x}"),
 ]
 _FORGET = re.compile(rf"(?i:\b(?:please\s+)?forget\s+(?:that|about)\s+{X})")
 
@@ -522,7 +522,7 @@ def _repeated_pairs(texts: Iterable[str], limit: int = 2) -> list[str]:
     order: dict[str, int] = {}
     for text in texts:
         tokens = _tokens(text)
-        pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if a != b and _content([a]) and _content([b])]
+        pairs = [f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False) if a != b and _content([a]) and _content([b])]
         _count(pairs, counter, order)
     return [p for p in _ranked(counter, order, limit * 10) if counter[p] >= 2][:limit]
 

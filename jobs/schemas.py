@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
@@ -133,7 +133,7 @@ class NoOperation(_Output):
 
 
 Operation = Annotated[
-    Union[AddOperation, UpdateOperation, DeleteOperation, NoOperation], Field(discriminator="op")
+    AddOperation | UpdateOperation | DeleteOperation | NoOperation, Field(discriminator="op")
 ]
 
 
@@ -197,7 +197,9 @@ class MonthlySummaryOutput(_Output):
     emotional_summary: _text(2000)
     cognitive_summary: _text(2000) = Field(description="How the user thought about things: focus, reasoning, decisions.")
     key_themes: list[Theme] = Field(max_length=5, description="At most 5 key themes of the month.")
-    context: list[KeyValue] = Field(default_factory=list, description="Circumstances worth keeping as key/value pairs; [] if none.")
+    context: list[KeyValue] = Field(
+        default_factory=list, description="Circumstances worth keeping as key/value pairs; [] if none."
+    )
 
     def context_dict(self) -> dict[str, str]:
         """The JSON object `memory.finish_monthly_summary(p_context)` takes."""

@@ -249,6 +249,7 @@ class SupabaseTransport:
 
     def __init__(self, url: str, service_role_key: str, *, timeout: float = 60.0) -> None:
         import httpx
+
         from supabase import ClientOptions, create_client  # optional dependency (extra "supabase")
 
         if not url or not service_role_key:

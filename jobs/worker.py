@@ -147,7 +147,7 @@ class Summary:
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
         def line(cells: Sequence[str]) -> str:
-            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+            return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
 
         seconds = (self.finished or time.monotonic()) - self.started
         out = [line(header), *(line(r) for r in rows)]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
-from psycopg import errors, sql
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

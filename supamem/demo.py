@@ -173,7 +173,6 @@ def isolation_story(db: Database) -> None:
 def tenant_story(db: Database, identity: Identity) -> None:
     title(6, "Tenants: an admin sees their tenant's users and nothing else")
     acme = identity.tenant(DEMO_TENANT)
-    globex = identity.tenant(OTHER_TENANT)
     with closing(owner_connection()) as owner:
         alice = sign_up(owner, "alice@demo.supamem.dev")
     with db.transaction() as tx:
@@ -278,7 +277,7 @@ def main() -> None:
         tenant_story(db, identity)
         memory_story(db)
     print()
-    print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff).")
+    print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff, ruff).")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from supamem.memories import (
     SelectedMemory,
 )
 
-
 # -- helpers ------------------------------------------------------------------------------------
 
 
