@@ -614,7 +614,7 @@ def _draw_locomo(ax: Any, w: dict[str, Any]) -> None:
 
 
 def write() -> None:
-    from .findings import METHOD, findings
+    from .findings import findings, method
 
     results = json.loads(RESULTS_JSON.read_text())
     PLOTS_DIR.mkdir(parents=True, exist_ok=True)
@@ -658,6 +658,6 @@ def write() -> None:
         *findings(results),
         "",
         *sections,
-        *METHOD,
+        *method(results),
     ]
     RESULTS_MD.write_text("\n".join(head) + "\n")
