@@ -51,10 +51,12 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"measured alone at the largest size, round trip included: `select 1` {a('select_1')}, the window "
         f"(`turn_history`) {a('turn_history (window)')}, `resolve_reference` {a('resolve_reference')}, "
         f"`select_memories` with the query {a('select_memories, query, not recorded')} (without a query "
-        f"{a('select_memories, no query, not recorded')}), and `prompt_context` {a('prompt_context')}. The 3x target ({_ms(3 * (_g(attr, 'select_1', 'p50_us') or 0))}) "
+        f"{a('select_memories, no query, not recorded')}), and `prompt_context` {a('prompt_context')}. The 3x target "
+        f"({_ms(3 * (_g(attr, 'select_1', 'p50_us') or 0))}) "
         f"leaves about two round trips of server time for everything; the window query alone takes about "
         f"{_ms(max(0, (_g(attr, 'turn_history (window)', 'p50_us') or 0) - (_g(attr, 'select_1', 'p50_us') or 0)))} of it, "
-        f"so the target needs memory selection and the reference lookup to be nearly free: reachable with precomputed results, not by tuning "
+        f"so the target needs memory selection and the reference lookup to be nearly free: reachable with "
+        f"precomputed results, not by tuning "
         f"these queries. What holds is flatness: every part is an index lookup bounded by one conversation or profile, "
         f"and buffers touched do not grow with the data. The kit records a memory's use when the answer is stored "
         f"(`add_turn(p_used_memory_ids)`), so the prompt read writes nothing. *Suggestion*: keep each profile's top-N "
@@ -71,7 +73,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"3. **Selection scores every live memory, but lifts by the query only those that can be chosen.** seed 004's "
         f"score (`memory_private.memory_score`) has no SET clause since 20261123000500, so Postgres inlines it into "
         f"the ranking query instead of calling an SQL function per row (on a development cluster, 13 ms of function calls "
-        f"for 1,000 memories before, under 1 ms inlined; the one, documented exemption in the search_path test). The query's lift "
+        f"for 1,000 memories before, under 1 ms inlined; the one, documented exemption in the search_path test). "
+        f"The query's lift "
         f"(`greatest(ts_rank_cd, word_similarity)`) is computed only for pinned memories, full-text matches, and "
         f"memories whose static score is at least half the tenth-highest static score; the others can rank at most "
         f"twice their static score and so never reach the top ten (20261123000600; the plan test checks that "
@@ -79,15 +82,17 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"skipped where it is zero, because it is almost never zero: any shared trigram counts. With 50 memories: "
         f"{a('select_memories, query, not recorded')} with a query, {a('select_memories, no query, not recorded')} "
         f"without; with 1,000 (section 6): "
-        f"{_ms(_g(mem, 'ops', 'select_memories (query, not recorded: as prompt_context)', 'p50_us', default=_g(mem, 'ops', 'select_memories (query, preview)', 'p50_us')))} "
+        f"{_ms(_g(mem, 'ops', 'select_memories (query, not recorded: as prompt_context)', 'p50_us'))} "
         f"with a query, {_ms(_g(mem, 'ops', 'select_memories (no query, not recorded)', 'p50_us'))} without (27.1 ms "
         f"and 7.2 ms in the run before these changes); the recording select, on profiles of its own, comes out at "
         f"{_ms(_g(mem, 'ops', 'select_memories (query, recorded)', 'p50_us'))} because each recorded use raises the "
-        f"chosen memories' scores, so the bound excludes more of the rest as the run goes on. What is left with a query is word_similarity (about 17 µs a "
+        f"chosen memories' scores, so the bound excludes more of the rest as the run goes on. What is left with a "
+        f"query is word_similarity (about 17 µs a "
         f"memory) over the memories the bound cannot exclude: static scores in the benchmark are close, so about a "
         f"third of a 1,000-memory profile of section 6 stays within a factor two of the tenth (332 of 1,000 for a "
         f"profile of the same generator on a development cluster), and section 1's probes, whose 50 memories are all "
-        f"new and differ only by type weight (0.8 to 1.5), keep every one. *Suggestion*: a tighter bound from the lifted scores of the best static ones (a second pass), or the "
+        f"new and differ only by type weight (0.8 to 1.5), keep every one. *Suggestion*: a tighter bound from the "
+        f"lifted scores of the best static ones (a second pass), or the "
         f"precomputed top-N of point 1.",
         f"4. **Dedup still compares the profile's memories one by one; the cap now runs only when over.** `remember` "
         f"filters with the `%` operator at the dedup threshold, but the planner reads the profile's live memories "
@@ -142,7 +147,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"backfills of history would want an import RPC that numbers turns set-based (`row_number() over "
         f"(partition by conversation_id)`) and updates each conversation once.",
         f"9. **Message search recomputes every tsvector.** `search_messages` runs `to_tsvector('english', content)` "
-        f"over every live message of the user for each query: {_ms(_g(wl, 'locomo', 'search_latency', 'with_memories', 'p50_us'))} "
+        f"over every live message of the user for each query: "
+        f"{_ms(_g(wl, 'locomo', 'search_latency', 'with_memories', 'p50_us'))} "
         f"p50 for users of ~600 turns in the LoCoMo run, growing linearly with a user's history. An expression index "
         f"(`gin (to_tsvector('english', content))`, matched with `@@` first and ranking only the matches) was "
         f"measured and not adopted: on a development cluster it cut a search over a 600-message user from 12.6 ms to "
@@ -192,9 +198,10 @@ def method(results: dict[str, Any]) -> list[str]:
     steps = _g(results, "workloads", "context", "steps", default=[]) or []
     p99 = [_g(st, "select_1", "p99_us") for st in steps if _g(st, "select_1", "p99_us") is not None]
     p50 = [_g(st, "select_1", "p50_us") for st in steps if _g(st, "select_1", "p50_us") is not None]
+    minutes = sum(float(w.get("seconds") or 0) for w in (results.get("workloads") or {}).values()) / 60
     fill = {"select1_p99": _ms(max(p99)) if p99 else "?",
             "select1_p50": f"{_ms(min(p50))}–{_ms(max(p50))}" if p50 else "?",
-            "workload_minutes": f"{sum(float(w.get('seconds') or 0) for w in (results.get('workloads') or {}).values()) / 60:.0f}"}
+            "workload_minutes": f"{minutes:.0f}"}
     return [line.format(**fill) if "{select1_" in line or "{workload_" in line else line for line in METHOD]
 
 
@@ -230,7 +237,8 @@ METHOD = [
     "a figure no kit change moves: other processes held the cores for milliseconds at a time, which is what "
     "the sweep's absolute times and the jobs' RPC tails (sections 5 and 7) also carry.",
     "- **This file** comes from one full `make bench` (all eight workloads, {workload_minutes} minutes of workloads "
-    "plus the cluster setup), run on the kit as committed; each section's footer says when it ran. Before/after figures quoted in "
+    "plus the cluster setup), run on the kit as committed; each section's footer says when it ran. Before/after "
+    "figures quoted in "
     "the findings for changes that are not benchmark workloads (the reference lookup, the message-search index) come "
     "from interleaved comparisons on a development cluster, as stated there.",
     "- `python -m bench --only context,writes` runs some workloads (merged into results.json); `BENCH_SCALE=small` is "
