@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SQL_LINT_PATHS := supabase/migrations
-PY_LINT_PATHS := supamem jobs tests scripts
+PY_LINT_PATHS := supamem jobs tests scripts bench
 
 # The local stack (scripts/db.sh). `SUPAMEM_DB_PORT=54399 make test` runs a separate cluster;
 # DATABASE_URL follows the port unless set explicitly (migrate.py refuses --bootstrap off-host).

@@ -14,7 +14,7 @@ import json
 import sys
 import time
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .common import RESULTS_JSON, SCALE, bench_url, log
 
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             status = 1
         entry["seconds"] = round(time.monotonic() - t0, 1)
         entry["scale"] = SCALE
-        entry["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        entry["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         results["workloads"][name] = entry
         results["run"] = report.environment()
         results["run"]["scale"] = SCALE

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -93,7 +94,7 @@ def log(message: str) -> None:
 class Timer:
     """`with Timer() as t: ...; t.seconds`"""
 
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:
         self._t0 = time.perf_counter()
         self.seconds = 0.0
         return self

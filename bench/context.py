@@ -10,8 +10,8 @@ probes are measured at every size, so any growth in cost is the data's, not the 
 from __future__ import annotations
 
 import itertools
-import math
 import json
+import math
 import random
 import re
 from typing import Any
@@ -59,7 +59,10 @@ def make_probes(conn: Any, prefix: str = "probe", k: int = PROBES, turns: int = 
             conn.execute(
                 "insert into memory.conversation_summaries (conversation_id, user_id, profile_id, from_turn, to_turn, summary)"
                 " values (%s, %s, %s, %s, %s, %s)",
-                (cid, uid, pid, to_turn - 3, to_turn, f"Turns {to_turn - 3}-{to_turn}: " + " ".join(rng.choice(words) for _ in range(40))),
+                (
+                    cid, uid, pid, to_turn - 3, to_turn,
+                    f"Turns {to_turn - 3}-{to_turn}: " + " ".join(rng.choice(words) for _ in range(40)),
+                ),
             )
         for w in range(4):
             conn.execute(

@@ -29,11 +29,11 @@ import json
 import re
 import time
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from .common import LOCOMO_DIR, admin, log, one, pick, replica_mode, service
 from . import data
+from .common import LOCOMO_DIR, admin, log, one, pick, replica_mode, service
 from .stats import summarize
 
 KS = (5, 10, 20)
@@ -65,7 +65,7 @@ def turn_text(turn: dict[str, Any]) -> str:
 
 
 def parse_date(value: str) -> datetime:
-    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def normalise(evidence: list[Any], valid: set[str]) -> tuple[list[str], int, int]:
@@ -152,7 +152,7 @@ def _load(conn: Any, sample: dict[str, Any]) -> dict[str, Any]:
 
 def _observations(conn: Any, adm: Any, sample: dict[str, Any], loaded: dict[str, Any], counts: dict[str, int]) -> None:
     valid = set(loaded["dia_to_msg"])
-    for key, by_speaker in sorted(sample.get("observation", {}).items()):
+    for _session, by_speaker in sorted(sample.get("observation", {}).items()):
         if not isinstance(by_speaker, dict):
             continue
         for speaker, facts in by_speaker.items():
@@ -218,7 +218,7 @@ def run() -> dict[str, Any]:
     load_messages_s = round(time.perf_counter() - t0, 2)
     evidence_stats = {"questions": 0, "evidence_ids": 0, "rewritten": 0, "dropped": 0, "questions_without_evidence": 0}
     questions = []  # (sample index, category, question, evidence)
-    for i, (sample, lc) in enumerate(zip(samples, loaded)):
+    for i, (sample, lc) in enumerate(zip(samples, loaded, strict=True)):
         valid = set(lc["dia_to_msg"])
         for qa in sample["qa"]:
             evidence_stats["questions"] += 1
@@ -252,7 +252,7 @@ def run() -> dict[str, Any]:
     messages_only, lat_before = kit_pass()
     counts: dict[str, int] = defaultdict(int)
     t1 = time.perf_counter()
-    for sample, lc in zip(samples, loaded):
+    for sample, lc in zip(samples, loaded, strict=True):
         _observations(conn, adm, sample, lc, counts)
     load_memories_s = round(time.perf_counter() - t1, 2)
     adm.execute("vacuum (analyze) memory.memories, memory.messages")

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import data
 from .common import SCALE, Timer, admin, log, one, pick, service, vacuum_analyze
-from .stats import interleaved, ratio, summarize
+from .stats import interleaved, summarize
 
 PROBES = 20
 PER_PROBE = 1000

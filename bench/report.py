@@ -6,7 +6,7 @@ import json
 import os
 import platform
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .common import PLOTS_DIR, RESULTS_JSON, RESULTS_MD, admin
@@ -29,7 +29,7 @@ def environment() -> dict[str, Any]:
     except OSError:
         pass
     env: dict[str, Any] = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpu": cpu,
         "cores": os.cpu_count(),
         "memory_gib": mem_gib,
@@ -64,12 +64,6 @@ def environment() -> dict[str, Any]:
     except OSError:
         pass
     return env
-
-
-def write() -> None:
-    results = json.loads(RESULTS_JSON.read_text())
-    PLOTS_DIR.mkdir(parents=True, exist_ok=True)
-    RESULTS_MD.write_text("# results\n\n```\n" + json.dumps(results, indent=1)[:20000] + "\n```\n")
 
 
 # --- the report -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from . import data
-from .common import Timer, admin, kit_database, log, one, pick, service, vacuum_analyze
+from .common import admin, kit_database, log, one, pick, service, vacuum_analyze
 from .stats import ratio, summarize
 
 QUESTION = "Is it going to rain in Paris this weekend?"
@@ -57,7 +57,7 @@ def sweep_until_done(batch: int = 5000) -> dict[str, Any]:
             t0 = time.perf_counter()
             row = conn.execute("select * from memory.sweep_expired(%s)", (batch,)).fetchone()
             times.append(time.perf_counter() - t0)
-            for key, value in zip(deleted, row):
+            for key, value in zip(deleted, row, strict=True):
                 deleted[key] += value
             if max(row) < batch:
                 break
@@ -94,7 +94,8 @@ def _writers_during_sweep(clients: int, expired: int, rounds: int) -> dict[str, 
         stop = threading.Event()
         lock = threading.Lock()
 
-        def loop(cid: str) -> None:
+        def loop(cid: str, stop: threading.Event = stop, lock: threading.Lock = lock,
+                 samples: list[tuple[int, int]] = samples) -> None:
             mine = []
             while not stop.is_set():
                 t0 = time.perf_counter_ns()

@@ -12,11 +12,12 @@ twice, in alternating order, and the figures pool both runs.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import data
-from .common import bench_url, kit_database, log, pick, service, one
-from .stats import ratio, run_concurrent, summarize
+from .common import bench_url, kit_database, log, one, pick, service
+from .stats import ratio, run_concurrent
 
 TABLE = "langchain_chat_history"
 QUESTION = "Can you recommend a good running plan for my first marathon in the spring?"
