@@ -134,8 +134,9 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"cluster (with less else running), expired sessions took 1.7, 1.7 and 2.4 s per 100k for 50k, 100k and 200k "
         f"rows, the 200k sweep's batches slowing from about 0.08 s to 0.3 s as it advanced, while expired messages "
         f"in live conversations stayed proportional (1.0, 1.2, 1.1 s per 100k). So the sessions' slowdown reproduces "
-        f"and the messages' did not; this run's absolute times (two to six times the rerun's, which used the "
-        f"cluster's default settings) carry the machine's load (method notes). The "
+        f"and the messages' did not (the rerun used the cluster's default settings, so its absolute times differ "
+        f"from this run's). At the larger table both kinds stayed close to proportional in this run (section 5): "
+        f"the slowdown is a property of long sweeps over many dead rows, not of table size. The "
         f"likely cause is that every batch looks for its rows from the start again (`messages_expires_at_idx`, and "
         f"the join from expired conversations to their messages), past the rows earlier batches deleted that vacuum "
         f"has not removed yet. *Suggestion*: keyset batches that resume after the last expiry and id swept, timed "
@@ -228,14 +229,15 @@ METHOD = [
     "client (the kit's pool sized to the clients). The machine has 2 cores shared by client, server and other "
     "processes, so p99 figures carry scheduler noise; the p50s and the ratios are the stable figures.",
     "- **Ratios** are kit / peer for latencies and throughputs unless the column says otherwise.",
-    "- **Noise.** Other engineers' test suites ran on the same 2-core machine during these runs. Interleaving keeps "
-    "both sides of a comparison under the same load, but absolute figures move between runs (the kit's history "
+    "- **Noise.** Earlier full runs shared the 2-core machine with test suites; this one ran with nothing else "
+    "started on it. Interleaving keeps both sides of a comparison under the same conditions, but absolute figures "
+    "move between runs (the kit's history "
     "window read measured 0.50 ms p50 in one full run and 0.98 ms in another; the peer's 20-message read 0.47 and "
     "0.64 ms). Writers' p99 during a sweep has come out on both sides of its 2x target in earlier full runs (2.34x, "
     "1.61x, 2.11x), so read that target as borderline.",
-    "- **Load in this run.** `select 1`'s p99 in section 1 ranged up to {select1_p99} (its p50 {select1_p50}), "
-    "a figure no kit change moves: other processes held the cores for milliseconds at a time, which is what "
-    "the sweep's absolute times and the jobs' RPC tails (sections 5 and 7) also carry.",
+    "- **Scheduler noise in this run.** `select 1`'s p99 in section 1 ranged up to {select1_p99} (its p50 "
+    "{select1_p50}), a figure no kit change moves: with client, server, autovacuum and pg_cron on two cores, "
+    "a call now and then waits for a core, which the p99 columns and the jobs' RPC tails (section 7) carry.",
     "- **This file** comes from one full `make bench` (all eight workloads, {workload_minutes} minutes of workloads "
     "plus the cluster setup), run on the kit as committed; each section's footer says when it ran. Before/after "
     "figures quoted in "
