@@ -387,7 +387,11 @@ def run_backfill(args: argparse.Namespace) -> int:
 
 
 def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, queued: int) -> Summary:
-    """Run the weekly jobs, then the monthly one, as two `--once` workers; one summary."""
+    """Run the weekly jobs, then the monthly one, as two `--once` workers; one summary.
+
+    The workers claim only the profile's user's jobs: other users' summaries wait for a worker.
+    """
+    owner = transport.rpc("profile_user_id", {"p_profile_id": args.profile})
     total = Summary()
     progress = Progress(queued, f"{args.year}-{args.month:02d}")
     stopped = False
@@ -406,6 +410,7 @@ def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, qu
                 concurrency=args.concurrency,
                 lease=args.lease,
                 on_finish=advance,
+                user_ids=[str(owner)],
                 # A month that finds its weeks still running elsewhere is retried by a worker.
                 defer_delay=30.0,
             )

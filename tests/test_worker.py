@@ -550,6 +550,13 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
     for n, (day, text) in enumerate(moments.items(), start=1):
         _summary_at(kit, conversation_id, 4 * n, _local(day, "23:30", zone), text)
     _summary_at(kit, conversation_id, 40, _local("2015-09-27", "23:30", zone), "September, not October")
+    # Another user's weekly summary, due now: the backfill's workers must leave it to a worker.
+    other_user, other_profile = kit.user(zone)
+    decoy = kit.value(
+        "select memory_private.enqueue('summarize_week', jsonb_build_object('profile_id', %s::uuid,"
+        " 'week_start', date '2015-10-05'), 'test-decoy:' || %s::text, %s::uuid)",
+        [other_profile, other_profile, other_user],
+    )
 
     result = subprocess.run(
         [sys.executable, "-m", "supamem.cli", "backfill", "--profile", str(profile_id), "--year", "2015",
@@ -559,10 +566,11 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout.splitlines()[-1])
     assert output["queued"] == 6  # five weeks (Sep 28 .. Oct 26) and the month
-    # --run drains every queued weekly and monthly job, anyone's, so others' could add to these.
-    assert output["kinds"]["summarize_week"]["done"] >= 3
-    assert output["kinds"]["summarize_week"]["skipped"] >= 2
-    assert output["kinds"]["summarize_month"]["done"] >= 1
+    # --run drains the profile's user's jobs only.
+    assert output["kinds"]["summarize_week"]["done"] == 3
+    assert output["kinds"]["summarize_week"]["skipped"] == 2
+    assert output["kinds"]["summarize_month"]["done"] == 1
+    assert kit.job(decoy)["status"] == "queued"
 
     weeks = kit.rows(
         "select week_start_date, iso_year, week_number, conversation_count from memory.weekly_summaries"
@@ -573,7 +581,7 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
     ]
     (month,) = kit.rows("select * from memory.monthly_summaries where profile_id = %s", [profile_id])
     assert (month["year"], month["month"], month["weekly_summaries_used"]) == (2015, 10, 3)
-    assert all(j["status"] == "done" for j in kit.jobs())
+    assert all(j["status"] == "done" for j in kit.jobs(user_id=user_id))
 
     # Running it again queues nothing new; --regenerate redoes every week and the month.
     again = subprocess.run(
