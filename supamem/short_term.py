@@ -1,7 +1,8 @@
 """Seed 001's short-term memory: clarification state that lives minutes, not a conversation.
 
 Backed by `memory.short_term_*` (default lifetime: the `short_term_ttl` setting, 5 minutes);
-expired state reads as absent at once. It is independent of long-term memory (property 9):
+expired state reads as absent at once. The lifetime counts from the last activity (seed 001: "5
+minutes of inactivity"): a read by the user starts it again. It is independent of long-term memory (property 9):
 nothing here touches conversations, and conversation writes never touch it.
 
 During an outage, `set` keeps the value in a small in-process map (bounded, with the same
@@ -89,7 +90,8 @@ class ShortTermMemory:
             raise
 
     def get(self, user_id: str | UUID, key: str) -> Any | None:
-        """The live value under `key`, or None (expired or never set)."""
+        """The live value under `key`, or None (expired or never set); reading it starts its
+        lifetime again."""
         found, value = self._local_get(user_id, key)  # set during an outage: newer than the DB
         if found:
             return value

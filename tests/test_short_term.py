@@ -70,6 +70,25 @@ def test_expired_state_reads_as_absent(short_term, superuser, make_id):
     assert short_term.get_clarification(user) is None
 
 
+def test_reading_is_activity_so_the_lifetime_starts_again(short_term, superuser, make_id):
+    """Seed 001: the state expires after 5 minutes of inactivity, not 5 minutes after it was set."""
+    user = make_id()
+    short_term.set_clarification(user, {"q": 1})
+    uid = short_term.identity.user(user)
+    query = "select updated_at, expires_at from memory.short_term_state where user_id = %s"
+    superuser.execute(  # four idle minutes: one left
+        "update memory.short_term_state set updated_at = updated_at - interval '4 minutes',"
+        " expires_at = expires_at - interval '4 minutes' where user_id = %s",
+        [uid],
+    )
+    idle_since, expiring = superuser.execute(query, [uid]).fetchone()
+    assert short_term.get_clarification(user) == {"q": 1}
+    read_at, expires = superuser.execute(query, [uid]).fetchone()
+    assert read_at - idle_since >= timedelta(minutes=4)  # the read is the new last activity
+    assert expires - read_at == timedelta(minutes=5)  # and the whole lifetime counts from it
+    assert expires - expiring >= timedelta(minutes=4)
+
+
 def test_generic_keys_hold_any_json(short_term, make_id):
     user = make_id()
     for key, value in [("list", [1, "two"]), ("text", "plain"), ("number", 3), ("flag", False)]:

@@ -1,9 +1,10 @@
 -- memory.short_term_set / short_term_get / short_term_delete: seed 001's minutes-long state (a
 -- pending clarification). A value lives for its TTL (default: the short_term_ttl setting, 5
 -- minutes); once expired it reads as null at once, before any sweep, and setting the key again
--- starts it afresh. Same identities as every RPC.
+-- starts it afresh. Reading is activity: the user's own read (or service_role's for them) moves the
+-- expiry forward by the value's lifetime; an admin's read moves nothing. Same identities as every RPC.
 begin;
-select plan(25);
+select plan(29);
 
 select tests.create_cast('rpc-short-term');
 
@@ -83,6 +84,30 @@ select is(memory.short_term_delete('pending', tests.recall('owner')::uuid), true
 select throws_ok(
     $$select memory.short_term_get('rpc-short-term: a key nobody has')$$,
     '22023', 'user id required', 'service_role must pass p_user_id'
+);
+
+-- Sliding expiry: 10 of the 30 minutes left after 20 idle minutes; the user's read restores 30.
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select memory.short_term_set('sliding', '{"q": 1}', interval '30 minutes');
+select tests.clear_authentication();
+update memory.short_term_state set updated_at = updated_at - interval '20 minutes', expires_at = expires_at - interval '20 minutes'
+where user_id = tests.recall('owner')::uuid and key = 'sliding';
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
+select is(memory.short_term_get('sliding', tests.recall('owner')::uuid), '{"q": 1}'::jsonb, 'the admin reads the value');
+select tests.clear_authentication();
+select ok(
+    (select expires_at < now() + interval '11 minutes' from memory.short_term_state
+    where user_id = tests.recall('owner')::uuid and key = 'sliding'),
+    'an admin''s read does not move the expiry'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(memory.short_term_get('sliding'), '{"q": 1}'::jsonb, 'the owner reads the value');
+select tests.clear_authentication();
+select results_eq(
+    $$select expires_at - now(), expires_at - updated_at from memory.short_term_state
+    where user_id = tests.recall('owner')::uuid and key = 'sliding'$$,
+    $$values (interval '30 minutes', interval '30 minutes')$$,
+    'the owner''s read gives it its whole lifetime again, from now'
 );
 
 select * from finish();
