@@ -4,8 +4,8 @@
 
 Both sides get the same keys and JSON values through one client each (the kit's
 `supamem.Database`; the store on a psycopg connection configured as its `from_conn_string`
-does). Calls are interleaved. The store's TTL read refreshes the expiry (its default,
-`refresh_on_read`); the kit's short-term read does not (short-lived state keeps its deadline).
+does). Calls are interleaved. Both TTL reads refresh the expiry: the store's by its default
+(`refresh_on_read`), the kit's because its short-term state expires after inactivity (seed 001).
 The sweep: the same number of expired rows on each side, inserted set-based, then deleted by
 each side's own sweep (the kit's in bounded batches of `sweep_batch_size`, as pg_cron runs it;
 the store's in one statement).
