@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 DEFAULT_TTL = timedelta(hours=float(os.environ.get("CONVERSATION_TTL_HOURS", "24")))
 #: Seed 001: history retrieval is 20 turns by default and at most 50.
 MAX_HISTORY_TURNS = 50
-DEFAULT_CONTEXT_TURNS = min(int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20")), MAX_HISTORY_TURNS)
+DEFAULT_CONTEXT_TURNS = int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20"))
 _CONTEXT_KEYS = frozenset({"conversation_id", "history", "referenced_turn", "memories"})
 
 
