@@ -403,7 +403,7 @@ class Worker:
     def _release(self, running: _Running) -> bool:
         """Hand a held job back to the queue (`memory.release_job`); True when it was."""
         job = running.job
-        extra = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        extra = self._context(job)
         try:
             self.transport.rpc("release_job", {"p_job_id": job.id, "p_worker": self.name})
         except StateError as exc:
@@ -446,7 +446,7 @@ class Worker:
 
     def _execute(self, running: _Running) -> tuple[str, int | None]:
         job = running.job
-        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        extra = self._context(job)
         try:
             result = run_job(
                 job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay
@@ -500,55 +500,51 @@ class Worker:
         )
         return result.outcome, result.tokens
 
-    def _defer(self, running: _Running, reason: str, delay: float) -> str:
-        """Hand the job back to the queue for `delay` seconds (`memory.defer_job`): no attempt spent."""
-        job = running.job
-        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+    def _context(self, job: ClaimedJob) -> dict[str, Any]:
+        """The fields every log line about `job` carries."""
+        return {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+
+    def _hand_back(self, running: _Running, function: str, params: dict[str, Any], why: str, what: str) -> Any:
+        """Give the job back to the queue through `function` (defer_job, fail_job); its result, or
+        "lost" / "error" (logged) when the lease was lost or the call failed."""
+        extra = self._context(running.job)
         try:
-            self.transport.rpc(
-                "defer_job", {"p_job_id": job.id, "p_worker": self.name, "p_delay": f"{max(0.0, delay)} seconds"}
-            )
+            return self.transport.rpc(function, {"p_job_id": running.job.id, "p_worker": self.name, **params})
         except StateError as exc:
             log.warning(
-                "job deferred after its lease was lost; nothing recorded",
-                extra={**extra, "event": "lease_lost", "error": f"{reason}; {exc}"},
+                f"job {what} after its lease was lost; nothing recorded",
+                extra={**extra, "event": "lease_lost", "error": f"{why}; {exc}"},
             )
             return "lost"
         except SupamemError as exc:
             log.error(
-                "could not defer the job; the lease will expire",
-                extra={**extra, "event": "defer_failed", "error": f"{reason}; {exc}"},
+                f"could not record the job as {what}; the lease will expire",
+                extra={**extra, "event": f"{function}_failed", "error": f"{why}; {exc}"},
             )
             return "error"
+
+    def _defer(self, running: _Running, reason: str, delay: float) -> str:
+        """Hand the job back to the queue for `delay` seconds (`memory.defer_job`): no attempt spent."""
+        outcome = self._hand_back(running, "defer_job", {"p_delay": f"{max(0.0, delay)} seconds"}, reason, "deferred")
+        if outcome in ("lost", "error"):
+            return outcome
         log.info(
             f"job deferred: {reason}",
             extra={
-                **extra, "event": "job_deferred", "outcome": "deferred", "retry_after": delay,
+                **self._context(running.job), "event": "job_deferred", "outcome": "deferred", "retry_after": delay,
                 "duration_ms": _ms(running.started),
             },
         )
         return "deferred"
 
     def _fail(self, running: _Running, error: str, retry_after: float | None) -> str:
-        job = running.job
-        extra: dict[str, Any] = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
-        params: dict[str, Any] = {"p_job_id": job.id, "p_worker": self.name, "p_error": error}
+        params: dict[str, Any] = {"p_error": error}
         if retry_after is not None:
             params["p_retry_after"] = f"{max(0.0, retry_after)} seconds"
-        try:
-            status = self.transport.rpc("fail_job", params)
-        except StateError as exc:
-            log.warning(
-                "job failed after its lease was lost; nothing recorded",
-                extra={**extra, "event": "lease_lost", "error": f"{error}; {exc}"},
-            )
-            return "lost"
-        except SupamemError as exc:
-            log.error(
-                "could not record the failure; the lease will expire",
-                extra={**extra, "event": "fail_failed", "error": f"{error}; {exc}"},
-            )
-            return "error"
+        status = self._hand_back(running, "fail_job", params, error, "failed")
+        if status in ("lost", "error"):
+            return status
+        extra = self._context(running.job)
         outcome = "dead" if status == "dead" else "failed"
         log.log(
             logging.ERROR if outcome == "dead" else logging.WARNING,
@@ -579,7 +575,7 @@ class Worker:
 
     def _extend(self, running: _Running, interval: float) -> None:
         job = running.job
-        extra = {"job_id": job.id, "kind": job.kind, "worker": self.name, "attempt": job.attempts}
+        extra = self._context(job)
         try:
             self.transport.rpc(
                 "extend_lease", {"p_job_id": job.id, "p_worker": self.name, "p_lease": f"{self.lease} seconds"}
