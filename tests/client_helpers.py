@@ -68,15 +68,22 @@ def users_with_external_id(superuser: psycopg.Connection, external_id: str) -> i
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_cli(database_url: str, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    """`supamem ARGS` in a subprocess on `database_url` (plus `env`), as a user runs it."""
+def run_module(
+    module: str, database_url: str, *args: str, stdin: str | None = None, timeout: float = 60, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`python -m MODULE ARGS` in a subprocess on `database_url` (plus `env`), as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "supamem.cli", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         env={**os.environ, "DATABASE_URL": database_url, **env},
         cwd=ROOT,
         input=stdin,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
+
+
+def run_cli(database_url: str, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """`supamem ARGS` (supamem.cli) in a subprocess."""
+    return run_module("supamem.cli", database_url, *args, stdin=stdin, **env)

@@ -3,24 +3,12 @@ is an assertion on the database) and exits non-zero on the first check that fail
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
-from client_helpers import ROOT
+from client_helpers import run_module
 
 
 def test_the_demo_runs_and_every_check_passes(database_url):
     for run in ("first", "again"):  # a second run starts over on its own data
-        done = subprocess.run(
-            [sys.executable, "-m", "supamem.demo"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "DATABASE_URL": database_url},
-            cwd=ROOT,
-            timeout=120,
-            check=False,
-        )
+        done = run_module("supamem.demo", database_url, timeout=120)
         assert done.returncode == 0, f"{run} run:\n{done.stdout}\n{done.stderr}"
         assert "All done." in done.stdout
         assert done.stdout.count("✓") >= 20, done.stdout
