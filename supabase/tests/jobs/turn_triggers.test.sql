@@ -214,17 +214,17 @@ select results_eq(
     $$values (tests.recall('stranger')::uuid)$$,
     'written by the service, a participant''s turn queues an extraction for the participant'
 );
--- Written by the owner's signed-in app (the only signed-in user who may write to the
--- conversation), a participant's turn is still queued for the participant: the trigger asks the
--- gate about the author, whoever is signed in.
-select tests.authenticate_as(tests.recall('owner')::uuid);
+-- Posted from the participant's own signed-in session (the author is the caller), a turn in
+-- the owner's conversation is queued for the participant: the trigger asks the gate about the
+-- author, not the owner.
+select tests.authenticate_as(tests.recall('stranger')::uuid);
 select tests.remember('together_q2', (select user_message_id from memory.add_turn(
-    tests.recall('together')::uuid, 'I am the participant and I sing', 'Lovely.', p_author_id => tests.recall('stranger')::uuid)));
+    tests.recall('together')::uuid, 'I am the participant and I sing', 'Lovely.')));
 select tests.clear_authentication();
 select results_eq(
     $$select user_id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('together_q2')$$,
     $$values (tests.recall('stranger')::uuid)$$,
-    'written by the signed-in owner, a participant''s turn queues an extraction for the participant'
+    'posted by the signed-in participant, their turn queues an extraction for the participant'
 );
 
 select * from finish();

@@ -2,8 +2,8 @@
 -- (trigram word similarity), filters (type, category, profile, conversation, date range, status)
 -- and paging. memory.export_memories: every column of every memory of the user.
 -- memory.erase_user: the user's conversations, messages, memories, history, extraction ledger,
--- key-value store, state, short-term state and profiles go, and so do the messages they wrote in
--- someone else's together conversation; nobody else's rows are touched. memory.import_memories
+-- key-value store, state, short-term state and profiles go, and so do the turns they wrote in
+-- someone else's together conversation, question and answer; nobody else's rows are touched. memory.import_memories
 -- after an erase brings the same records back (ids, links and all), and a second import adds
 -- nothing.
 begin;
@@ -214,7 +214,7 @@ select results_eq(
     $$select (r ->> 'user_id')::uuid, (r ->> 'memories')::integer, (r ->> 'conversations')::integer,
         (r ->> 'messages_in_other_conversations')::integer
     from (select memory.erase_user(tests.recall('owner')::uuid) as r) as x$$,
-    $$values (tests.recall('owner')::uuid, 10, 1, 1)$$,
+    $$values (tests.recall('owner')::uuid, 10, 1, 2)$$,
     'erase_user reports the memories, conversations and messages in other conversations it removed'
 );
 select tests.clear_authentication();
@@ -225,13 +225,13 @@ select results_eq(
 );
 select results_eq(
     $$select role, content from memory.messages where conversation_id = tests.recall('together')::uuid order by id$$,
-    $$values ('assistant', 'Yum.'), ('user', 'I am the stranger and I knit'), ('assistant', 'Cosy.')$$,
-    'the erased user''s message in the other user''s together conversation is gone; the rest stays'
+    $$values ('user', 'I am the stranger and I knit'), ('assistant', 'Cosy.')$$,
+    'the erased user''s turn in the other user''s together conversation is gone, question and answer; the rest stays'
 );
 select results_eq(
     $$select t, n from pg_temp.row_counts(tests.recall('stranger')::uuid) order by t$$,
-    $$select t, n from stranger_before order by t$$,
-    'the other user keeps every row'
+    $$select t, n - case when t = 'messages' then 1 else 0 end from stranger_before order by t$$,
+    'the other user keeps every row but the answer to the erased user''s question'
 );
 select results_eq(
     $$select source_conversation_id, source_message_id from memory.memories where content = 'Knits scarves'$$,

@@ -1,9 +1,9 @@
 -- memory.messages: the owner writes, reads, annotates and deletes the messages of their
--- conversations; in together mode a participant reads the shared messages but cannot write,
--- change or delete them; the owner's tenant admin reads but never writes; strangers and other
+-- conversations; in together mode a participant reads the shared messages and posts their own
+-- (as their author) but cannot change or delete them, and nobody writes in another's name; the owner's tenant admin reads but never writes; strangers and other
 -- tenants see nothing. Owner, tenant, turn number and expiry are set by the table, not by clients.
 begin;
-select plan(29);
+select plan(30);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rls-messages');
@@ -38,11 +38,21 @@ select results_eq(
     $$values (2, true, true)$$,
     'the owner writes a message through the Data API; the table numbers it and fills owner and tenant'
 );
-select lives_ok(
+select throws_ok(
     $$insert into memory.messages (conversation_id, role, content, author_id)
     values (tests.recall('conv')::uuid, 'user', 'Written for the participant', tests.recall('participant')::uuid)$$,
-    'the owner records a message authored by a participant'
+    '42501', 'only the author writes their own words',
+    'the owner cannot put words in a participant''s mouth'
 );
+select tests.authenticate_as(tests.recall('participant')::uuid);
+select results_eq(
+    $$insert into memory.messages (conversation_id, role, content)
+    values (tests.recall('conv')::uuid, 'user', 'Written by the participant')
+    returning author_id = tests.recall('participant')::uuid, user_id = tests.recall('owner')::uuid, turn_number$$,
+    $$values (true, true, 3)$$,
+    'a participant posts in the shared conversation as its author; the owner owns the message'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok(
     $$insert into memory.messages (conversation_id, user_id, role, content)
     values (tests.recall('conv')::uuid, tests.recall('stranger')::uuid, 'user', 'Owned by someone else')$$,
@@ -63,7 +73,7 @@ select throws_ok(
     '42501', null, 'the owner cannot renumber a message'
 );
 select results_eq(
-    $$delete from memory.messages where conversation_id = tests.recall('conv')::uuid and content = 'Written for the participant'
+    $$delete from memory.messages where conversation_id = tests.recall('conv')::uuid and content = 'Written by the participant'
     returning author_id$$,
     $$values (tests.recall('participant')::uuid)$$,
     'the owner deletes a message'
@@ -88,7 +98,8 @@ select is_empty(
     'a stranger cannot delete the owner''s messages'
 );
 
--- Together mode: a participant reads the shared messages but cannot write, change or delete them.
+-- Together mode: a participant reads the shared messages, writes only in their own name, and
+-- cannot change or delete them.
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select results_eq(
     $$select count(*)::integer from memory.messages where conversation_id = tests.recall('conv')::uuid$$,
@@ -96,8 +107,9 @@ select results_eq(
     'a participant reads the shared conversation''s messages'
 );
 select throws_ok(
-    $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', 'Participant writes')$$,
-    '42501', null, 'a participant cannot write to the shared conversation'
+    $$insert into memory.messages (conversation_id, role, content, author_id)
+    values (tests.recall('conv')::uuid, 'user', 'Said by the owner?', tests.recall('owner')::uuid)$$,
+    '42501', 'only the author writes their own words', 'a participant cannot write in the owner''s name'
 );
 select is_empty(
     $$update memory.messages set metadata = '{"by": "participant"}' where conversation_id = tests.recall('conv')::uuid returning id$$,

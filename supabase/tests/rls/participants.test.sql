@@ -75,8 +75,8 @@ select throws_ok(
 );
 select results_eq(
     $$update memory.participants set profile_id = tests.recall('participant_profile')::uuid
-    where conversation_id = tests.recall('conv')::uuid and user_id = tests.recall('participant')::uuid returning profile_id$$,
-    $$values (tests.recall('participant_profile')::uuid)$$,
+    where conversation_id = tests.recall('conv')::uuid and user_id = tests.recall('participant')::uuid returning user_id$$,
+    $$values (tests.recall('participant')::uuid)$$,
     'a participant picks their own profile for the shared conversation'
 );
 select throws_ok(

@@ -49,11 +49,13 @@ select results_eq(
     $$values (tests.recall('owner')::uuid, null::uuid, 'en')$$,
     'the message belongs to the owner and keeps its metadata'
 );
+select tests.authenticate_as(tests.recall('participant')::uuid);
 select is(
-    (memory.add_message(tests.recall('conv')::uuid, 'user', 'Said by my friend', p_author_id => tests.recall('participant')::uuid)).author_id,
+    (memory.add_message(tests.recall('conv')::uuid, 'user', 'Said by my friend')).author_id,
     tests.recall('participant')::uuid,
-    'the owner records a participant as a message''s author'
+    'a participant''s message, posted from their own session, records them as its author'
 );
+select tests.authenticate_as(tests.recall('owner')::uuid);
 
 -- Bad input is refused with 22023 and writes nothing.
 select throws_ok(
@@ -78,7 +80,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'By a stranger', p_author_id => tests.recall('stranger')::uuid)$$,
-    '23503', null, 'an author who is not a participant is refused'
+    '42501', 'only the author writes their own words', 'the owner cannot name someone else as the author'
 );
 select results_eq(
     $$select count(*)::integer, max(turn_number) from memory.messages where conversation_id = tests.recall('conv')::uuid$$,
@@ -90,7 +92,7 @@ select throws_ok(
     'P0002', 'conversation not found', 'a missing conversation is reported as not found'
 );
 
--- Nobody else writes to the owner's conversation.
+-- Nobody else writes to the owner's conversation, and a participant writes only as themselves.
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi')$$,
@@ -98,8 +100,8 @@ select throws_ok(
 );
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select throws_ok(
-    $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi')$$,
-    '42501', null, 'a participant cannot add a message to the shared conversation'
+    $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi', p_author_id => tests.recall('owner')::uuid)$$,
+    '42501', 'only the author writes their own words', 'a participant cannot add a message in the owner''s name'
 );
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok(

@@ -52,12 +52,14 @@ select results_eq(
         array['00000000-0000-4000-8000-000000000001'::uuid])$$,
     'the answer carries tool calls, suggestions, payload and the memories used'
 );
-select memory.add_turn(tests.recall('conv')::uuid, 'From my friend', 'Noted.', p_author_id => tests.recall('participant')::uuid);
+select tests.authenticate_as(tests.recall('participant')::uuid);
+select memory.add_turn(tests.recall('conv')::uuid, 'From my friend', 'Noted.');
+select tests.authenticate_as(tests.recall('owner')::uuid);
 select results_eq(
     $$select role, author_id from memory.messages where conversation_id = tests.recall('conv')::uuid and turn_number = 3
     order by id$$,
     $$values ('user', tests.recall('participant')::uuid), ('assistant', null)$$,
-    'in together mode the question records its participant author (the answer has none)'
+    'in together mode a participant posts from their own session; the question records them as its author (the answer has none)'
 );
 
 -- Atomic: a turn whose answer is refused leaves no question behind.
@@ -92,7 +94,8 @@ select throws_ok(
     'P0002', 'conversation not found', 'a missing conversation is reported as not found'
 );
 
--- A stranger, a participant and the tenant admins cannot add turns to the owner's conversation.
+-- A stranger and the tenant admins cannot add turns to the owner's conversation; a participant
+-- cannot add one in the owner's name.
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'q', 'a')$$,
@@ -100,8 +103,8 @@ select throws_ok(
 );
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select throws_ok(
-    $$select memory.add_turn(tests.recall('conv')::uuid, 'q', 'a')$$,
-    '42501', null, 'a participant cannot add a turn to the shared conversation'
+    $$select memory.add_turn(tests.recall('conv')::uuid, 'q', 'a', p_author_id => tests.recall('owner')::uuid)$$,
+    '42501', 'only the author writes their own words', 'a participant cannot add a turn in the owner''s name'
 );
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok(
