@@ -143,10 +143,10 @@ select results_eq(
     'resuming memory leaves the opt-in as it was'
 );
 select tests.authenticate_as(tests.recall('stranger')::uuid);
-select results_eq(
-    $$select id from memory.set_memory_settings(true, false, tests.recall('owner')::uuid)$$,
-    $$values (null::uuid)$$,
-    'a stranger cannot change the owner''s settings (no row)'
+select throws_ok(
+    $$select memory.set_memory_settings(true, false, tests.recall('owner')::uuid)$$,
+    'P0002', 'user not found',
+    'a stranger cannot change the owner''s settings (not found)'
 );
 select tests.authenticate_as_service_role();
 select results_eq(
