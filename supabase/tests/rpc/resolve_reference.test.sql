@@ -3,7 +3,7 @@
 -- a turn by position among the turns the prompt shows (the newest max_turns): 1 = the oldest of
 -- them, -1 = the latest. No phrase, or a position outside the window, returns no row.
 begin;
-select plan(25);
+select plan(28);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-resolve');
@@ -147,6 +147,24 @@ select results_eq(
     $$select turn_number from memory.resolve_reference(tests.recall('conv')::uuid, 'the first one')$$,
     array[3],
     'service_role resolves in anyone''s conversation'
+);
+-- The longest input a message may hold is searched whole: the phrase at its very end is found,
+-- and runs are words in order (the last word of one sentence and the first of the next count).
+select results_eq(
+    $$select turn_number from memory.resolve_reference(
+        tests.recall('conv')::uuid, repeat('so many words here ', 5000) || 'tell me about the first one')$$,
+    array[3],
+    'a phrase at the end of a 100,000-character query is found'
+);
+select results_eq(
+    $$select turn_number from memory.resolve_reference(
+        tests.recall('conv')::uuid, repeat('nothing to see ', 6000) || 'the second to. Last thing')$$,
+    array[11],
+    'words run on across punctuation, as before: the longest phrase, second to last, wins over second'
+);
+select is_empty(
+    $$select * from memory.resolve_reference(tests.recall('conv')::uuid, repeat('firstly ', 12000) || 'one-ish')$$,
+    'a long query without a phrase finds nothing'
 );
 select throws_ok(
     $$select * from memory.resolve_reference(tests.recall('conv')::uuid, 'yung una', 0)$$,
