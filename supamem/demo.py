@@ -21,7 +21,7 @@ from jobs.worker import Worker
 
 from .conversation_store import CURRENT, ConversationStore
 from .db import Database, database_url
-from .errors import PermissionDeniedError
+from .errors import NotFoundError, PermissionDeniedError
 from .identity import Identity
 
 DEMO_TENANT = "supamem demo"
@@ -163,8 +163,8 @@ def isolation_story(db: Database) -> None:
     try:
         db.call_as(ben, "add_message", conversation_id=ana_chat["id"], role="user", content="hi Ana")
         check(False, "Ben cannot write into Ana's conversation")
-    except PermissionDeniedError as exc:
-        check(True, f"Ben cannot write into Ana's conversation ({exc.sqlstate}: {exc.message})")
+    except NotFoundError as exc:
+        check(True, f"Ben cannot write into Ana's conversation, nor learn it exists ({exc.sqlstate}: {exc.message})")
     with db.as_user(ana) as tx:
         mine = tx.call("history", conversation_id=ana_chat["id"])
     check(len(mine) == 2, "Ana reads her own two messages")

@@ -91,8 +91,11 @@ def test_sqlstates_map_to_typed_errors(client_db, make_id, make_auth_user):
     assert conflict.value.sqlstate == "23505"
     alice, bob = make_auth_user(), make_auth_user()
     owned = client_db.call_as(alice, "create_conversation")[0]["id"]
-    with pytest.raises(PermissionDeniedError):  # 42501: bob writes to alice's conversation
+    with pytest.raises(NotFoundError):  # P0002: bob writes to alice's conversation, which he cannot see
         client_db.call_as(bob, "add_turn", conversation_id=owned, user_content="q", assistant_content="a")
+    with pytest.raises(PermissionDeniedError):  # 42501: bob writes to his own conversation as alice
+        client_db.call_as(bob, "add_turn", conversation_id=client_db.call_as(bob, "create_conversation")[0]["id"],
+                          user_content="q", assistant_content="a", author_id=alice)
     assert client_db.call_as(bob, "turn_history", conversation_id=owned) == []
 
 

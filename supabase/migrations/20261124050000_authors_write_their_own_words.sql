@@ -11,7 +11,8 @@
 -- wrote in other people's conversations go with them, question and answer: a question whose
 -- author became NULL would read as the owner's own words and could become the owner's memory.
 
--- Why: the owner, or a participant of a shared conversation, may write to it; nobody else.
+-- Why: the owner, or a participant of a shared conversation, may write to it; nobody else, and
+-- a caller who may not even read it is told it is not found (42501 would confirm it exists).
 create or replace function memory_private.assign_turn()
 returns trigger
 language plpgsql
@@ -32,7 +33,12 @@ begin
         select 1 from memory.participants as p
         where p.conversation_id = new.conversation_id and p.user_id = (select auth.uid())
     ) then
-        raise exception using errcode = '42501', message = 'only the owner and participants write to a conversation';
+        -- A caller who cannot read the conversation learns nothing, not even that it exists.
+        if v_conversation.tenant_id = any(memory_private.administered_tenants()) then
+            raise exception using errcode = '42501', message = 'only the owner and participants write to a conversation';
+        end if;
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', new.conversation_id);
     end if;
     if v_conversation.archived then
         raise exception using errcode = '55000', message = 'conversation is archived',

@@ -87,7 +87,7 @@ select is_empty(
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', 'Intruding')$$,
-    '42501', null, 'a stranger cannot write to the owner''s conversation'
+    'P0002', 'conversation not found', 'a stranger cannot write to the owner''s conversation, nor learn that it exists'
 );
 select is_empty(
     $$update memory.messages set metadata = '{}' where conversation_id = tests.recall('conv')::uuid returning id$$,
@@ -148,7 +148,7 @@ select is_empty(
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', 'Cross-tenant')$$,
-    '42501', null, 'tenant B''s admin cannot write to tenant A''s conversation'
+    'P0002', 'conversation not found', 'tenant B''s admin cannot write to tenant A''s conversation, nor learn that it exists'
 );
 
 -- service_role reads and writes any conversation's messages.

@@ -96,7 +96,7 @@ select throws_ok(
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi')$$,
-    '42501', null, 'a stranger cannot add a message'
+    'P0002', 'conversation not found', 'a stranger cannot add a message (not found: existence is not revealed)'
 );
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select throws_ok(
@@ -111,7 +111,7 @@ select throws_ok(
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'assistant', 'hi')$$,
-    '42501', null, 'tenant B''s admin cannot add a message'
+    'P0002', 'conversation not found', 'tenant B''s admin cannot add a message (not found)'
 );
 
 -- service_role writes to anyone's conversation: it answers the open turn 4.

@@ -99,7 +99,7 @@ select throws_ok(
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'q', 'a')$$,
-    '42501', null, 'a stranger cannot add a turn'
+    'P0002', 'conversation not found', 'a stranger cannot add a turn (not found: existence is not revealed)'
 );
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select throws_ok(
@@ -114,7 +114,7 @@ select throws_ok(
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'q', 'a')$$,
-    '42501', null, 'tenant B''s admin cannot add a turn'
+    'P0002', 'conversation not found', 'tenant B''s admin cannot add a turn (not found)'
 );
 
 -- service_role adds turns to anyone's conversation.
