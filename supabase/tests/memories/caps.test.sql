@@ -1,9 +1,10 @@
 -- The retention cap (seed 004): at most memory_cap live memories per user and profile. Adding one
 -- past the cap archives (never deletes) the lowest-scored unpinned memory, scored like selection:
 -- weight x confidence / (1 + min(days since last reference, 30)) + 0.1 x reference count. Pinned
--- memories are never archived by the cap. memory_cap is set to 3 for this file.
+-- memories are never archived by the cap, so a write that would leave more pinned memories than
+-- the cap is refused (54000). memory_cap is set to 3 for this file.
 begin;
-select plan(11);
+select plan(13);
 
 update memory_private.settings set value = '3' where key = 'memory_cap';
 select tests.remember('u', memory.user_id_for('memories-caps.u'));
@@ -69,17 +70,28 @@ select results_eq(
     'the lowest-scored unpinned memory is archived, the lower-scored pinned one stays'
 );
 
--- With every live memory pinned, the cap archives none of them.
+-- With every live memory pinned, the cap archives none of them, and a pinned newcomer that would
+-- go past it is refused: the cap holds for pinned memories too.
 update memory.memories set pinned = true where user_id = tests.recall('u')::uuid and not archived;
+select throws_ok(
+    $$select * from memory.remember('I keep a bonsai', 'fact', tests.recall('u')::uuid, p_pinned => true)$$,
+    '54000', 'memory cap reached: every live memory is pinned',
+    'a pinned memory past the cap is refused'
+);
 select results_eq(
-    $$select outcome from memory.remember('I keep a bonsai', 'fact', tests.recall('u')::uuid, p_pinned => true)$$,
-    $$values ('added')$$,
-    'a pinned memory past the cap is added'
+    $$select outcome from memory.remember('I keep a cactus', 'fact', tests.recall('u')::uuid)$$,
+    $$values ('archived: memory cap reached')$$,
+    'an unpinned memory past the cap is stored archived'
 );
 select results_eq(
     $$select count(*)::integer, bool_and(pinned) from memory.memories where user_id = tests.recall('u')::uuid and not archived$$,
-    $$values (4, true)$$,
-    'four pinned memories stay live over a cap of three'
+    $$values (3, true)$$,
+    'three pinned memories stay live under a cap of three; nothing was archived for the refused one'
+);
+update memory.memories set pinned = true where id = tests.recall('a')::uuid;
+select throws_ok(
+    $$select memory.unarchive_memory(tests.recall('a')::uuid)$$,
+    '54000', null, 'bringing a pinned archived memory back past the cap is refused too'
 );
 
 -- The cap counts per profile: the other profile has room of its own.
@@ -91,8 +103,8 @@ select results_eq(
 select results_eq(
     $$select profile_id = tests.recall('q')::uuid, count(*)::integer from memory.memories
     where user_id = tests.recall('u')::uuid and not archived group by 1 order by 1$$,
-    $$values (false, 4), (true, 1)$$,
-    'it archives nothing on the full profile, which keeps its four'
+    $$values (false, 3), (true, 1)$$,
+    'it archives nothing on the full profile, which keeps its three'
 );
 
 select * from finish();
