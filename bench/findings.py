@@ -149,18 +149,15 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"~{_g(ctx, 'loading', 2, 'filler', 'rows_per_second', default='?')} rows/s with triggers off. Imports and "
         f"backfills of history would want an import RPC that numbers turns set-based (`row_number() over "
         f"(partition by conversation_id)`) and updates each conversation once.",
-        f"9. **Message search recomputes every tsvector.** `search_messages` runs `to_tsvector('english', content)` "
-        f"over every live message of the user for each query: "
-        f"{_ms(_g(wl, 'locomo', 'search_latency', 'with_memories', 'p50_us'))} "
-        f"p50 for users of ~600 turns in the LoCoMo run, growing linearly with a user's history. An expression index "
-        f"(`gin (to_tsvector('english', content))`, matched with `@@` first and ranking only the matches) was "
-        f"measured and not adopted: on a development cluster it cut a search over a 600-message user from 12.6 ms to "
-        f"5.5 ms p50, but made `add_turn` about 10% slower (p50 about 870 µs to 970 µs, alternating blocks of 300 "
-        f"turns with and without the index), and add_turn throughput is already the missed target 2; the index also "
-        f"spans every user's messages, so a common word's matches are not bounded by the user. *Suggestion*: a "
-        f"per-user index (`btree_gin`: `gin (user_id, to_tsvector('english', content))`) if search latency comes to "
-        f"matter more than writes, or rank only the newest N turns; and rank with an IDF-aware score (e.g. weight "
-        f"lexemes by `ts_stat` document frequency per user) to close the gap to BM25 on turns alone.",
+        f"9. **Message search is BM25 over stored tsvectors.** Since 20261124050600 messages store their tsvector "
+        f"under a `(user_id, search)` GIN index (btree_gin) and `search_messages` ranks with BM25 (per-user corpus size "
+        f"kept by statement triggers, document frequencies counted through the index at query time): "
+        f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_lexical', 'p50_us'))} p50 for users of ~600 turns in the "
+        f"LoCoMo run, where the 5 ms target of the recall issue is not met yet: each query counts every term's "
+        f"document frequency and unnests the tsvector of every matching message. With LoCoMo's observations loaded "
+        f"as memories it takes {_ms(_g(wl, 'locomo', 'search_latency', 'oracle_memories', 'p50_us'))}: the memory "
+        f"side counts its corpus at query time. *Suggestion*: keep memory statistics like the messages', and rank a "
+        f"bounded set of candidates (the best-matching by the rarest terms) instead of every match.",
     ]
     jobs = wl.get("jobs", {})
     loop = [lv for lv in jobs.get("levels", []) if lv.get("provider") == "loopback"]
