@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SQL_LINT_PATHS := supabase/migrations
-PY_LINT_PATHS := supamem jobs tests scripts bench
+PY_LINT_PATHS := supamem supamem_server jobs tests scripts bench
 
 # The local stack (scripts/db.sh). `SUPAMEM_DB_PORT=54399 make test` runs a separate cluster;
 # DATABASE_URL follows the port unless set explicitly (migrate.py refuses --bootstrap off-host).
@@ -14,7 +14,7 @@ SUPAMEM_DB_PORT ?= 54322
 DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:$(SUPAMEM_DB_PORT)/postgres
 export SUPAMEM_DB_PORT DATABASE_URL
 
-.PHONY: venv db db-stop db-reset test lint demo bench
+.PHONY: venv db db-stop db-reset test lint demo serve bench
 
 # Reinstall only when pyproject.toml is newer than the stamp, so repeated runs are fast.
 venv: $(VENV)/.installed
@@ -52,6 +52,10 @@ lint: venv
 
 demo: venv db
 	$(PY) -m supamem.demo
+
+# The HTTP app on http://127.0.0.1:8000 (the local stack, the offline LLM), signed in as a demo user.
+serve: venv db
+	$(PY) -m supamem_server --demo-user demo@supamem.local
 
 # Benchmarks (never part of `make test`): their own cluster on BENCH_DB_PORT, wiped and tuned
 # first (bench/server.py), stopped afterwards; peers come from the `bench` extra. Writes

@@ -539,6 +539,22 @@ class LLMClient:
             return Completion(value=value, usage=usage, attempts=attempts)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        """A chat answer in plain text (no schema): what the chat endpoint says to the user.
+
+        The same retries, backoff and Retry-After as `complete`; LLMBadResponse when the answer
+        has no text.
+        """
+        if not messages:
+            raise ValueError("messages must not be empty")
+        body, attempts = self._send({"model": self.model, "messages": [dict(m) for m in messages]}, 0)
+        try:
+            text = _content(body)
+        except _Unusable as bad:
+            raise LLMBadResponse(f"reply: {bad.error}", excerpt=_excerpt(bad.raw), error=bad.error,
+                                 attempts=attempts) from None
+        return text
+
     # -- internals --
 
     def _send(self, payload: dict[str, Any], attempts: int) -> tuple[dict[str, Any], int]:

@@ -64,6 +64,8 @@ class OfflineProvider:
 
     def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
         job = _job_input(payload.get("messages") or [])
+        if job is None and "response_format" not in payload:  # a conversation, not a job: plain text
+            return _response(payload, content=reply_to(payload.get("messages") or []))
         if job is None:
             return _response(payload, refusal="offline provider: no fenced JSON job input in the user messages")
         handler = _HANDLERS.get(job.get("kind"))  # type: ignore[arg-type]
@@ -73,6 +75,18 @@ class OfflineProvider:
 
     def close(self) -> None:
         pass
+
+
+def reply_to(messages: Sequence[Mapping[str, Any]]) -> str:
+    """A deterministic chat answer: the question echoed, and what the system prompt says the
+    assistant knows about the user (its "- " lines), so a demo shows memory at work."""
+    question = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    known = [line[2:].strip() for line in system.splitlines() if line.startswith("- ")]
+    answer = f"(offline model) You said: {_clip(_normalize(question), 200)}"
+    if known:
+        answer += " What I remember about you: " + "; ".join(_clip(k, 120) for k in known[:3]) + "."
+    return answer
 
 
 def _job_input(messages: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

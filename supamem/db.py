@@ -304,18 +304,23 @@ class Database:
             pool.putconn(conn)
 
     @contextmanager
-    def transaction(self, *, as_user: UUID | str | None = None) -> Iterator[Transaction]:
-        """One transaction acting as service_role, or as the signed-in user `as_user`.
+    def transaction(
+        self, *, as_user: UUID | str | None = None, claims: Mapping[str, Any] | None = None
+    ) -> Iterator[Transaction]:
+        """One transaction acting as service_role, or as a signed-in user: `as_user` (claims
+        `sub` and `role`), or the verified `claims` of their access token, all of them, as
+        PostgREST passes them (`auth.jwt()` reads the rest).
 
         Commits when the block ends, rolls back on an exception. psycopg and pool errors come
         out as `SupamemError` subclasses.
         """
+        if as_user is not None:
+            claims = {"sub": str(UUID(str(as_user))), "role": "authenticated"}
         with self._checkout(idle=0.0) as conn, conn.transaction():
-            if as_user is not None:
-                claims = json.dumps({"sub": str(UUID(str(as_user))), "role": "authenticated"})
+            if claims is not None:
                 conn.execute(
                     "select set_config('role', 'authenticated', true), set_config('request.jwt.claims', %s, true)",
-                    [claims],
+                    [json.dumps(dict(claims))],
                 )
             elif self.role_per_transaction:
                 conn.execute("set local role service_role")

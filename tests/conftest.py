@@ -7,6 +7,7 @@ import time
 import psycopg
 import pytest
 from job_helpers import JobKit
+from server_helpers import Served, serve
 
 from supamem import db
 
@@ -143,3 +144,12 @@ def retention_sweep_paused(database_url: str) -> Iterator[None]:
         finally:
             conn.execute("select cron.alter_job(%s, active => %s)", [job, active])
             conn.execute("select pg_advisory_unlock(hashtext(%s))", [SWEEP_PAUSE_LOCK])
+
+
+# --- the HTTP app (test_server_*) ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def served(database_url: str, superuser: psycopg.Connection) -> Iterator[Served]:
+    """The kit's app on a loopback port, against the test database, with the offline LLM."""
+    yield from serve(database_url, superuser)

@@ -545,3 +545,24 @@ def test_every_output_schema_is_strict_compatible(kind: str) -> None:
         if node.get("type") == "object":
             assert node["additionalProperties"] is False
             assert node["required"] == list(node["properties"])
+
+
+# --- plain replies (the chat endpoint's answer) --------------------------------------------------------------
+
+
+def test_a_reply_is_the_models_text_with_no_schema(client: Client, llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    llm_server.enqueue(Scripted(429, {"error": {}}, headers={"Retry-After": "1"}), chat_completion("Plain words."))
+
+    answer = client.llm.reply([{"role": "user", "content": "Hello"}])
+
+    assert answer == "Plain words."
+    assert client.sleeps == [1.0], "the same retries and Retry-After as structured calls"
+    sent = llm_server.requests[-1].json
+    assert "response_format" not in sent and sent["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+def test_a_reply_without_text_is_a_bad_response(client: Client, llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    llm_server.enqueue(chat_completion(None, refusal="no"))
+
+    with pytest.raises(LLMBadResponse, match="reply: the model refused"):
+        client.llm.reply([{"role": "user", "content": "Hello"}])

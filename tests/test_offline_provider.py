@@ -380,3 +380,15 @@ def test_the_few_shot_answers_are_valid_outputs() -> None:
         ExtractionOutput.model_validate_json(answer, strict=True)
     for forbidden in ("great assistant", "Remind me at 3pm", "in a meeting now", "medication", "loan"):
         assert forbidden in system
+
+
+def test_a_conversation_gets_a_plain_answer_that_shows_what_it_was_told(llm: LLMClient) -> None:
+    messages = [
+        {"role": "system", "content": "You help.\n\n## What You Know About the User\n- Lives in Lisbon\n- Plays the cello\n"},
+        {"role": "user", "content": "What should I do this weekend?"},
+    ]
+    answer = llm.reply(messages)
+    assert answer == llm.reply(messages), "deterministic"
+    assert answer.startswith("(offline model) You said: What should I do this weekend?")
+    assert "Lives in Lisbon; Plays the cello" in answer
+    assert "remember" not in llm.reply(messages[1:]), "nothing known, nothing claimed"

@@ -1,0 +1,48 @@
+"""The app factory and what a request needs: the database pool, the token verifier, the LLM."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from jobs.llm import LLMClient
+from supamem.db import Database
+
+from . import chat, conversations, errors, memories, profiles
+from .auth import TokenVerifier
+from .settings import ServerSettings
+
+routers = (chat.router, conversations.router, memories.router, profiles.router)
+
+
+@dataclass
+class Services:
+    """`app.state.supamem`: set it on your own app when you mount the routers yourself."""
+
+    db: Database
+    verifier: TokenVerifier
+    llm: LLMClient
+
+
+def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
+               llm: LLMClient | None = None) -> FastAPI:
+    settings = settings or ServerSettings.from_env()
+    services = Services(db=db or Database(settings.database_url), verifier=TokenVerifier(settings),
+                        llm=llm or LLMClient.from_env())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        services.db.close()
+        services.llm.close()
+
+    app = FastAPI(title="supamem", summary="Conversation memory for LLM chat apps, over Supabase Postgres",
+                  version="0.1.0", lifespan=lifespan)
+    app.state.supamem = services
+    errors.install(app)
+    for router in routers:
+        app.include_router(router)
+    return app

@@ -1,0 +1,89 @@
+"""Seed 000/001's chat endpoint: a question in, an answer out, remembered.
+
+One request: find the session (a missing, invalid or someone else's session id starts a new
+one), read the prompt context in one round trip (`memory.prompt_context`: the window of turns,
+the turn the question refers to, the selected memories and the latest summaries), ask the
+kit's LLM client, and store the turn with the ids of the memories the answer was given
+(`add_turn(p_used_memory_ids)`, which counts their use). With `?stream=true` the answer comes
+as server-sent events: `token` events, then a `done` event carrying the whole response.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
+
+from supamem.formatting import format_history_for_prompt
+from supamem.memories import MemoryService
+
+from .deps import Tx
+from .models import ChatRequest, ChatResponse, UsedMemory
+
+router = APIRouter(tags=["chat"])
+
+SYSTEM_PROMPT = "You are a helpful assistant. Use what you know about the user when it helps; never invent it."
+
+
+class _Chosen:
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.id, self.type, self.content, self.pinned = row["id"], row["type"], row["content"], row.get("pinned", False)
+
+
+def _session(tx: Tx, session_id: str | None, profile_id: UUID | None) -> UUID:
+    if session_id:
+        try:
+            wanted = UUID(session_id)
+        except ValueError:
+            wanted = None
+        if wanted is not None and tx.execute(
+            "select 1 from memory.conversations where id = %s and user_id = (select auth.uid()) and not archived",
+            [wanted],
+        ):
+            return wanted
+    mode = "profile" if profile_id else "chat"
+    return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"]  # type: ignore[index]
+
+
+def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> list[dict[str, str]]:
+    system = SYSTEM_PROMPT + MemoryService.system_prompt_block(chosen)
+    summary = context.get("conversation_summary")
+    if summary:
+        system += f"\n\n## Conversation Summary\n{summary['summary']}"
+    history = format_history_for_prompt(
+        {"turn_number": t["turn_number"], "user_query": t["user_content"] or "", "ai_response": t["assistant_content"] or ""}
+        for t in context.get("history") or []
+    )
+    if history:
+        system += f"\n\n{history}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": question}]
+
+
+def answer(request: Request, tx: Tx, body: ChatRequest) -> ChatResponse:
+    session = _session(tx, body.session_id, body.profile_id)
+    context = tx.call_value("prompt_context", conversation_id=session, query=body.message)
+    chosen = [_Chosen(m) for m in context.get("memories") or []]
+    reply = request.app.state.supamem.llm.reply(_messages(context, chosen, body.message))
+    tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
+            used_memory_ids=[m.id for m in chosen])
+    return ChatResponse(response=reply, session_id=session,
+                        used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in chosen])
+
+
+def _events(response: ChatResponse) -> Iterator[str]:
+    for word in response.response.split(" "):
+        yield f"event: token\ndata: {json.dumps(word + ' ')}\n\n"
+    yield f"event: done\ndata: {response.model_dump_json()}\n\n"
+
+
+@router.post("/chat", response_model=ChatResponse, summary="Send a message; get the answer, its session and the memories used",
+             responses={200: {"content": {"text/event-stream": {}}}})
+def chat(request: Request, tx: Tx, body: ChatRequest, stream: bool = Query(False)) -> Any:
+    result = answer(request, tx, body)
+    if stream:
+        return StreamingResponse(_events(result), media_type="text/event-stream")
+    return result

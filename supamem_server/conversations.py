@@ -1,0 +1,88 @@
+"""Seed 002's conversation routes. Each is one kit function or one RLS-bound statement."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+from psycopg import sql
+
+from supamem.errors import NotFoundError
+
+from .deps import Tx
+from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
+
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+
+
+def _one(tx: Tx, conversation_id: UUID) -> Conversation:
+    rows = tx.execute("select * from memory.conversations where id = %s", [conversation_id])
+    if not rows:
+        raise NotFoundError("conversation not found")
+    return Conversation.model_validate(rows[0])
+
+
+@router.get("", response_model=list[Conversation], summary="List the user's conversations (paginated)")
+def list_conversations(
+    tx: Tx,
+    limit: int = Query(20, ge=1, le=200),
+    offset: int = Query(0, ge=0, le=100_000),
+    archived: bool | None = Query(False, description="true: archived only; omit the value (null) for both"),
+) -> list[Conversation]:
+    rows = tx.call("list_conversations", archived=archived, limit=limit, offset=offset)
+    return [Conversation.model_validate(r) for r in rows]
+
+
+@router.post("", response_model=Conversation, status_code=201, summary="Create a conversation")
+def create_conversation(tx: Tx, body: NewConversation) -> Conversation:
+    row = tx.call_one("create_conversation", title=body.title, mode=body.mode, profile_id=body.profile_id,
+                      remember=body.remember, metadata=body.metadata)
+    return Conversation.model_validate(row)
+
+
+@router.get("/current", response_model=Conversation, summary="Get or create the current active conversation")
+def current_conversation(tx: Tx) -> Conversation:
+    return Conversation.model_validate(tx.call_one("current_conversation"))
+
+
+@router.get("/{conversation_id}", response_model=ConversationWithMessages,
+            summary="A conversation with its newest messages (up to `limit`), oldest first")
+def get_conversation(tx: Tx, conversation_id: UUID, limit: int = Query(100, ge=1, le=1000)) -> ConversationWithMessages:
+    conversation = _one(tx, conversation_id)
+    messages = [Message.model_validate(m) for m in tx.call("history", conversation_id=conversation_id, limit=limit)]
+    return ConversationWithMessages(**conversation.model_dump(), messages=messages)
+
+
+@router.put("/{conversation_id}", response_model=Conversation,
+            summary="Change the title, archive it, toggle Remember in this chat, select a profile")
+def update_conversation(tx: Tx, conversation_id: UUID, body: ConversationChanges) -> Conversation:
+    changes = body.model_dump(exclude_unset=True)
+    if not changes:
+        return _one(tx, conversation_id)
+    # Column names come from the model's fields, never from input; values are parameters.
+    assignments = sql.SQL(", ").join(
+        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in changes
+    )
+    rows = tx.execute(
+        sql.SQL("update memory.conversations set {} where id = %(id)s returning *").format(assignments),
+        {**changes, "id": conversation_id},
+    )
+    if not rows:
+        raise NotFoundError("conversation not found")
+    return Conversation.model_validate(rows[0])
+
+
+@router.delete("/{conversation_id}", status_code=204, summary="Delete a conversation and its messages")
+def delete_conversation(tx: Tx, conversation_id: UUID) -> Response:
+    tx.call("delete_conversation", conversation_id=conversation_id)  # P0002 when it is not the caller's
+    return Response(status_code=204)
+
+
+@router.get("/{conversation_id}/messages", response_model=list[Message],
+            summary="A conversation's messages, newest first (paginated)")
+def list_messages(
+    tx: Tx, conversation_id: UUID, limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+) -> list[Message]:
+    _one(tx, conversation_id)
+    rows = tx.call("history", conversation_id=conversation_id, limit=limit, offset=offset, newest_first=True)
+    return [Message.model_validate(r) for r in rows]

@@ -1,0 +1,171 @@
+"""Seed 002's memory routes and seed 004's memory controls (pause, opt-in, undo, clear all,
+export, summaries, the year-over-year comparison, an overview). Each is one kit function or one
+RLS-bound read."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+
+from supamem.errors import NotFoundError
+
+from .deps import Tx
+from .models import (
+    Cleared,
+    Extraction,
+    ExtractRequest,
+    Memory,
+    MemoryChanges,
+    MemorySettings,
+    MemoryType,
+    MemoryWritten,
+    NewMemory,
+    Overview,
+)
+
+router = APIRouter(prefix="/api", tags=["memories"])
+
+Status = Literal["active", "archived", "deleted", "superseded", "all"]
+
+
+def _memory(tx: Tx, memory_id: UUID) -> Memory:
+    rows = tx.execute("select * from memory.memories where id = %s", [memory_id])
+    if not rows:
+        raise NotFoundError("memory not found")
+    return Memory.model_validate(rows[0])
+
+
+@router.get("/memories", response_model=list[Memory], summary="List or search the user's memories (filterable)")
+def list_memories(
+    tx: Tx,
+    search: str | None = Query(None, max_length=1000, description="keywords (full text, with a typo fallback)"),
+    type: MemoryType | None = None,  # noqa: A002 - the seed's filter name
+    category: str | None = None,
+    profile_id: UUID | None = None,
+    conversation_id: UUID | None = None,
+    created_from: datetime | None = None,
+    created_to: datetime | None = None,
+    status: Status = "active",
+    limit: int = Query(20, ge=1, le=200),
+    offset: int = Query(0, ge=0),
+) -> list[Memory]:
+    rows = tx.call("search_memories", query=search, type=type, category=category, profile_id=profile_id,
+                   conversation_id=conversation_id, created_from=created_from, created_to=created_to,
+                   status=status, limit=limit, offset=offset)
+    return [Memory.model_validate(r) for r in rows]
+
+
+@router.post("/memories", response_model=MemoryWritten, status_code=201, summary="Create a memory by hand")
+def create_memory(tx: Tx, body: NewMemory) -> MemoryWritten:
+    row = tx.call_one("remember", content=body.content, type=body.type, profile_id=body.profile_id,
+                      category=body.category, confidence=Decimal(str(body.confidence)), pinned=body.pinned)
+    assert row is not None
+    return MemoryWritten(memory=_memory(tx, row["memory_id"]), outcome=row["outcome"])
+
+
+@router.put("/memories/{memory_id}", response_model=Memory,
+            summary="Update a memory (a new version supersedes it) or pin / unpin it")
+def update_memory(tx: Tx, memory_id: UUID, body: MemoryChanges) -> Memory:
+    current = _memory(tx, memory_id)
+    if {"content", "type", "category", "confidence"} & body.model_fields_set:
+        current = Memory.model_validate(tx.call_one(
+            "revise_memory", memory_id=memory_id, content=body.content or current.content, type=body.type,
+            category=body.category, confidence=None if body.confidence is None else Decimal(str(body.confidence))))
+    if body.pinned is not None:
+        current = Memory.model_validate(tx.call_one("pin_memory", memory_id=current.id, pinned=body.pinned))
+    return current
+
+
+@router.delete("/memories/{memory_id}", response_model=Memory, summary="Delete a memory (undo with restore)")
+def delete_memory(tx: Tx, memory_id: UUID) -> Memory:
+    return Memory.model_validate(tx.call_one("forget", memory_id=memory_id))
+
+
+@router.post("/memories/{memory_id}/restore", response_model=Memory, summary="Undo a delete")
+def restore_memory(tx: Tx, memory_id: UUID) -> Memory:
+    return Memory.model_validate(tx.call_one("restore_memory", memory_id=memory_id))
+
+
+@router.post("/memories/clear", response_model=Cleared, summary="Clear all memories (soft delete, undoable)")
+def clear_memories(tx: Tx, profile_id: UUID | None = None) -> Cleared:
+    return Cleared(cleared=tx.call_value("clear_memories", profile_id=profile_id) or 0)
+
+
+@router.post("/memories/extract", response_model=Extraction,
+             summary="Queue extraction of a conversation's turns not extracted yet")
+def extract_memories(tx: Tx, body: ExtractRequest) -> Extraction:
+    if not tx.execute("select 1 from memory.conversations where id = %s", [body.conversation_id]):
+        raise NotFoundError("conversation not found")
+    return Extraction(queued=tx.call_value("request_extraction", conversation_id=body.conversation_id) or 0)
+
+
+@router.put("/memory-settings", response_model=MemorySettings, summary="Pause memory building; opt in to long-term storage")
+def set_memory_settings(tx: Tx, body: MemorySettings) -> MemorySettings:
+    row = tx.call_one("set_memory_settings", memory_paused=body.memory_paused, long_term_opt_in=body.long_term_opt_in)
+    return MemorySettings.model_validate(row)
+
+
+@router.get("/memories/overview", response_model=Overview, summary="Counts by type and state, and the memory status")
+def overview(tx: Tx) -> Overview:
+    row = tx.execute(
+        """select u.memory_paused, u.long_term_opt_in,
+            (select p.id from memory.profiles as p where p.user_id = u.id and p.is_primary) as primary_profile_id,
+            count(m.id) filter (where m.active and not m.archived and m.deleted_at is null) as live,
+            count(m.id) filter (where m.pinned and m.deleted_at is null) as pinned,
+            count(m.id) filter (where m.archived and m.deleted_at is null) as archived,
+            count(m.id) filter (where m.deleted_at is not null) as deleted
+        from memory.users as u
+        left join memory.memories as m on m.user_id = u.id
+        where u.id = (select auth.uid())
+        group by u.id""")[0]
+    by_type = tx.execute(
+        """select m.type, count(*) as n from memory.memories as m
+        where m.user_id = (select auth.uid()) and m.active and not m.archived and m.deleted_at is null
+        group by m.type order by m.type""")
+    return Overview(**row, by_type={r["type"]: r["n"] for r in by_type})
+
+
+@router.get("/memories/export", summary="Every field of every memory, as JSON or CSV (a download)")
+def export_memories(tx: Tx, format: Literal["json", "csv"] = "json") -> Response:  # noqa: A002
+    export: dict[str, Any] = tx.call_value("export_memories")
+    if format == "json":
+        return Response(json.dumps(export, default=str, indent=2), media_type="application/json",
+                        headers={"Content-Disposition": 'attachment; filename="memories.json"'})
+    memories = export.get("memories") or []
+    out = io.StringIO()
+    columns = sorted({key for memory in memories for key in memory})
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for memory in memories:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in memory.items()})
+    return Response(out.getvalue(), media_type="text/csv",
+                    headers={"Content-Disposition": 'attachment; filename="memories.csv"'})
+
+
+@router.get("/summaries/weekly", summary="Weekly summaries, newest first")
+def weekly_summaries(tx: Tx, profile_id: UUID | None = None, limit: int = Query(12, ge=1, le=200)) -> list[dict[str, Any]]:
+    return tx.execute(
+        """select * from memory.weekly_summaries where user_id = (select auth.uid())
+        and (%(profile)s::uuid is null or profile_id = %(profile)s::uuid)
+        order by week_start_date desc limit %(limit)s""", {"profile": profile_id, "limit": limit})
+
+
+@router.get("/summaries/monthly", summary="The monthly summary archive, newest first")
+def monthly_summaries(tx: Tx, profile_id: UUID | None = None, limit: int = Query(24, ge=1, le=200)) -> list[dict[str, Any]]:
+    return tx.execute(
+        """select * from memory.monthly_summaries where user_id = (select auth.uid())
+        and (%(profile)s::uuid is null or profile_id = %(profile)s::uuid)
+        order by year desc, month desc limit %(limit)s""", {"profile": profile_id, "limit": limit})
+
+
+@router.post("/summaries/compare", summary="Year over year: this month against the same month last year")
+def compare_year(tx: Tx, profile_id: UUID, year: int = Query(ge=1971, le=9999),
+                 month: int = Query(ge=1, le=12)) -> dict[str, Any]:
+    return tx.call_value("compare_year", profile_id=profile_id, year=year, month=month)

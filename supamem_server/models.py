@@ -1,0 +1,174 @@
+"""Request and response bodies: the OpenAPI document is generated from these."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["chat", "astro", "profile", "together", "swiss"]
+MemoryType = Literal["fact", "preference", "entity", "project", "decision", "emotion", "goal", "pattern", "relationship"]
+
+
+class Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Conversation(Row):
+    id: UUID
+    title: str | None
+    mode: str
+    profile_id: UUID | None
+    remember: bool
+    archived: bool
+    metadata: dict[str, Any]
+    last_turn: int
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+
+
+class Message(Row):
+    id: int
+    conversation_id: UUID
+    role: Literal["user", "assistant"]
+    content: str
+    turn_number: int
+    author_id: UUID | None
+    tool_calls: Any = None
+    suggested_values: Any = None
+    suggested_actions: Any = None
+    custom_payload: Any = None
+    metadata: dict[str, Any]
+    used_memory_ids: list[UUID]
+    created_at: datetime
+
+
+class ConversationWithMessages(Conversation):
+    messages: list[Message]
+
+
+class Memory(Row):
+    id: UUID
+    content: str
+    type: str
+    category: str | None
+    confidence: float
+    profile_id: UUID | None
+    source_conversation_id: UUID | None
+    source_message_id: int | None
+    pinned: bool
+    active: bool
+    archived: bool
+    deleted_at: datetime | None
+    created_at: datetime
+    last_referenced_at: datetime | None
+    reference_count: int
+
+
+class NewConversation(BaseModel):
+    title: str | None = None
+    mode: Mode = "chat"
+    profile_id: UUID | None = None
+    remember: bool | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ConversationChanges(BaseModel):
+    """PUT /api/conversations/{id}: seed 002's title and archive, and seed 004's profile and
+    "Remember in this chat" toggle. Fields left out are unchanged."""
+
+    title: str | None = None
+    archived: bool | None = None
+    remember: bool | None = None
+    profile_id: UUID | None = None
+
+
+class NewMemory(BaseModel):
+    content: str
+    type: MemoryType
+    category: str | None = None
+    confidence: float = Field(0.8, ge=0, le=1)
+    profile_id: UUID | None = None
+    pinned: bool = False
+
+
+class MemoryChanges(BaseModel):
+    """PUT /api/memories/{id}: new content (or type, category, confidence) supersedes the memory
+    with a new version; `pinned` pins or unpins it in place."""
+
+    content: str | None = None
+    type: MemoryType | None = None
+    category: str | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
+    pinned: bool | None = None
+
+
+class MemoryWritten(BaseModel):
+    memory: Memory
+    outcome: str
+
+
+class ExtractRequest(BaseModel):
+    conversation_id: UUID
+
+
+class Extraction(BaseModel):
+    queued: int
+
+
+class Cleared(BaseModel):
+    cleared: int
+
+
+class MemorySettings(BaseModel):
+    memory_paused: bool | None = None
+    long_term_opt_in: bool | None = None
+
+
+class Overview(BaseModel):
+    memory_paused: bool
+    long_term_opt_in: bool
+    primary_profile_id: UUID | None
+    live: int
+    pinned: int
+    archived: int
+    deleted: int
+    by_type: dict[str, int]
+
+
+class ChatRequest(BaseModel):
+    message: str
+    session_id: str | None = None
+    #: For a new session: the profile selected for it (the primary one builds memory).
+    profile_id: UUID | None = None
+
+
+class Profile(Row):
+    id: UUID
+    name: str
+    is_primary: bool
+    timezone: str
+    attributes: dict[str, Any]
+    created_at: datetime
+
+
+class NewProfile(BaseModel):
+    name: str = "Main profile"
+    timezone: str = "UTC"
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    primary: bool = False
+
+
+class UsedMemory(BaseModel):
+    id: UUID
+    type: str
+    content: str
+
+
+class ChatResponse(BaseModel):
+    response: str
+    session_id: UUID
+    used_memories: list[UsedMemory]

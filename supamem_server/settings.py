@@ -1,0 +1,41 @@
+"""The HTTP server's settings, from the environment (the Supabase project's names)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel
+
+
+class ServerSettings(BaseModel):
+    """How tokens are verified and where the database is.
+
+    `jwt_secret` verifies HS256 tokens (the project's legacy JWT secret); `jwks_url` serves the
+    public keys of asymmetric tokens (RS256, ES256), by default the project's
+    `<SUPABASE_URL>/auth/v1/.well-known/jwks.json`. At least one must be set.
+    """
+
+    jwt_secret: str | None = None
+    jwks_url: str | None = None
+    audience: str = "authenticated"
+    database_url: str | None = None
+    #: Seconds the JWKS is cached before it is fetched again.
+    jwks_cache_seconds: float = 600
+    #: A token naming an unknown key id fetches the JWKS again, at most once per this many seconds
+    #: (so forged key ids cannot make the server hammer the JWKS endpoint).
+    jwks_refresh_cooldown: float = 30
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
+        env = os.environ if environ is None else environ
+        supabase_url = env.get("SUPABASE_URL")
+        jwks = env.get("SUPABASE_JWKS_URL") or (
+            f"{supabase_url.rstrip('/')}/auth/v1/.well-known/jwks.json" if supabase_url else None
+        )
+        return cls(
+            jwt_secret=env.get("SUPABASE_JWT_SECRET") or None,
+            jwks_url=jwks,
+            audience=env.get("SUPABASE_JWT_AUDIENCE") or "authenticated",
+            database_url=env.get("DATABASE_URL") or None,
+        )

@@ -1,0 +1,86 @@
+"""Seed 000/001's chat endpoint: history and memories in the prompt, the turn stored with the
+memories it used, sessions continued or started, and the answer streamed as server-sent events."""
+
+from __future__ import annotations
+
+import json
+
+from server_helpers import Person, Served
+
+
+def _profiled(person: Person) -> str:
+    profile = person.http.post("/api/profiles", json={"name": "Me", "primary": True}).json()["id"]
+    person.http.post("/api/memories", json={"content": "Training for the Berlin marathon", "type": "goal"})
+    return profile
+
+
+def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None:
+    alice = served.person()
+    profile = _profiled(alice)
+    first = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert [(m["type"], m["content"]) for m in body["used_memories"]] == [("goal", "Training for the Berlin marathon")]
+    assert "Training for the Berlin marathon" in body["response"], "the offline model saw the memory in its prompt"
+    stored = served.superuser.execute(
+        "select role, content, used_memory_ids from memory.messages where conversation_id = %s order by id",
+        [body["session_id"]]).fetchall()
+    assert [(r[0], r[1]) for r in stored] == [("user", "How should I plan my running week?"), ("assistant", body["response"])]
+    assert [str(i) for i in stored[1][2]] == [m["id"] for m in body["used_memories"]]
+    referenced = served.superuser.execute(
+        "select reference_count from memory.memories where id = %s", [body["used_memories"][0]["id"]]).fetchone()
+    assert referenced == (1,), "the use is counted once, when the answer is stored"
+
+    second = alice.http.post("/chat", json={"message": "And the week after?", "session_id": body["session_id"]}).json()
+    assert second["session_id"] == body["session_id"]
+    turns = served.superuser.execute(
+        "select max(turn_number) from memory.messages where conversation_id = %s", [body["session_id"]]).fetchone()
+    assert turns == (2,)
+
+
+def test_a_generic_chat_uses_no_memories(served: Served) -> None:
+    bob = served.person()
+    _profiled(bob)
+    body = bob.http.post("/chat", json={"message": "Tell me a joke"}).json()
+    assert body["used_memories"] == []
+    assert "marathon" not in body["response"]
+
+
+def test_an_invalid_or_foreign_session_id_starts_a_new_session(served: Served) -> None:
+    owner, stranger = served.person(), served.person()
+    theirs = owner.http.post("/chat", json={"message": "Private question"}).json()["session_id"]
+    for session_id in (theirs, "not-a-uuid", "00000000-0000-4000-8000-000000000000"):
+        reply = stranger.http.post("/chat", json={"message": "Hello", "session_id": session_id})
+        assert reply.status_code == 200
+        assert reply.json()["session_id"] != theirs
+    count = served.superuser.execute("select count(*) from memory.messages where conversation_id = %s", [theirs]).fetchone()
+    assert count == (2,), "the owner's session got nothing of the stranger's"
+
+
+def test_the_answer_streams_as_server_sent_events(served: Served) -> None:
+    carol = served.person()
+    events = []
+    with carol.http.stream("POST", "/chat", params={"stream": "true"}, json={"message": "Stream it"}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        event = None
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                event = line[len("event: "):]
+            elif line.startswith("data: "):
+                events.append((event, json.loads(line[len("data: "):])))
+    tokens = "".join(data for kind, data in events if kind == "token")
+    done = [data for kind, data in events if kind == "done"]
+    assert len(done) == 1 and tokens.strip() == done[0]["response"]
+    stored = served.superuser.execute(
+        "select content from memory.messages where conversation_id = %s and role = 'assistant'", [done[0]["session_id"]]
+    ).fetchone()
+    assert stored == (done[0]["response"],)
+
+
+def test_bad_chat_bodies_are_422_and_store_nothing(served: Served) -> None:
+    dana = served.person()
+    assert dana.http.post("/chat", json={}).status_code == 422
+    empty = dana.http.post("/chat", json={"message": "   "})
+    assert empty.status_code == 422
+    count = served.superuser.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
+    assert count == (0,)

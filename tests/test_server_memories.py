@@ -1,0 +1,112 @@
+"""Seed 002's memory routes and seed 004's controls over HTTP."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from server_helpers import Person, Served
+
+
+def _main_profile(person: Person) -> str:
+    made = person.http.post("/api/profiles", json={"name": "Me", "primary": True})
+    assert made.status_code == 201, made.text
+    return made.json()["id"]
+
+
+def test_memories_are_created_listed_searched_updated_deleted_and_restored(served: Served) -> None:
+    alice = served.person()
+    profile = _main_profile(alice)
+    goal = alice.http.post("/api/memories", json={"content": "Wants to run a marathon", "type": "goal"})
+    assert goal.status_code == 201 and goal.json()["outcome"] == "added" and goal.json()["memory"]["profile_id"] == profile
+    alice.http.post("/api/memories", json={"content": "Prefers tea over coffee", "type": "preference"})
+    again = alice.http.post("/api/memories", json={"content": "Wants to run a marathon", "type": "goal"})
+    assert again.json()["outcome"] == "duplicate"
+
+    assert {m["type"] for m in alice.http.get("/api/memories").json()} == {"goal", "preference"}
+    assert [m["content"] for m in alice.http.get("/api/memories", params={"type": "goal"}).json()] == ["Wants to run a marathon"]
+    found = alice.http.get("/api/memories", params={"search": "marathon"}).json()
+    assert [m["content"] for m in found] == ["Wants to run a marathon"]
+
+    memory_id = goal.json()["memory"]["id"]
+    revised = alice.http.put(f"/api/memories/{memory_id}", json={"content": "Wants to run two marathons"}).json()
+    assert revised["content"] == "Wants to run two marathons" and revised["id"] != memory_id, "a new version supersedes"
+    pinned = alice.http.put(f"/api/memories/{revised['id']}", json={"pinned": True}).json()
+    assert pinned["pinned"] and pinned["id"] == revised["id"]
+
+    deleted = alice.http.delete(f"/api/memories/{revised['id']}").json()
+    assert deleted["deleted_at"] is not None
+    assert "Wants to run two marathons" not in {m["content"] for m in alice.http.get("/api/memories").json()}
+    restored = alice.http.post(f"/api/memories/{revised['id']}/restore").json()
+    assert restored["deleted_at"] is None
+
+
+def test_controls_overview_clear_all_and_export(served: Served) -> None:
+    bob = served.person()
+    _main_profile(bob)
+    for content, kind in (("Lives in Lisbon", "fact"), ("Learning the cello", "project"), ("Wants a dog", "goal")):
+        bob.http.post("/api/memories", json={"content": content, "type": kind})
+    overview = bob.http.get("/api/memories/overview").json()
+    assert overview["live"] == 3 and overview["by_type"] == {"fact": 1, "goal": 1, "project": 1}
+    assert overview["memory_paused"] is False and overview["primary_profile_id"] is not None
+
+    settings = bob.http.put("/api/memory-settings", json={"memory_paused": True}).json()
+    assert settings == {"memory_paused": True, "long_term_opt_in": False}
+    assert bob.http.put("/api/memory-settings", json={"long_term_opt_in": True}).json() == {
+        "memory_paused": True, "long_term_opt_in": True}
+
+    exported = bob.http.get("/api/memories/export").json()
+    assert sorted(m["content"] for m in exported["memories"]) == ["Learning the cello", "Lives in Lisbon", "Wants a dog"]
+    as_csv = bob.http.get("/api/memories/export", params={"format": "csv"})
+    assert as_csv.headers["content-type"].startswith("text/csv")
+    assert as_csv.headers["content-disposition"] == 'attachment; filename="memories.csv"'
+    assert sorted(r["content"] for r in csv.DictReader(io.StringIO(as_csv.text))) == [
+        "Learning the cello", "Lives in Lisbon", "Wants a dog"]
+
+    assert bob.http.post("/api/memories/clear").json() == {"cleared": 3}
+    assert bob.http.get("/api/memories").json() == []
+    assert bob.http.get("/api/memories/overview").json()["deleted"] == 3
+
+
+def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None:
+    owner, stranger = served.person(), served.person()
+    _main_profile(owner)
+    memory_id = owner.http.post("/api/memories", json={"content": "Private fact", "type": "fact"}).json()["memory"]["id"]
+    for response in (
+        stranger.http.put(f"/api/memories/{memory_id}", json={"content": "Overwritten"}),
+        stranger.http.put(f"/api/memories/{memory_id}", json={"pinned": True}),
+        stranger.http.delete(f"/api/memories/{memory_id}"),
+        stranger.http.post(f"/api/memories/{memory_id}/restore"),
+    ):
+        assert response.status_code == 404, response.text
+        assert response.json() == {"detail": "not found"}
+    assert stranger.http.get("/api/memories", params={"search": "Private"}).json() == []
+    assert stranger.http.get("/api/memories/export").json()["memories"] == []
+    row = served.superuser.execute(
+        "select content, pinned, deleted_at from memory.memories where id = %s", [memory_id]).fetchone()
+    assert row == ("Private fact", False, None)
+
+
+def test_bad_memory_bodies_are_422_and_change_nothing(served: Served) -> None:
+    carol = served.person()
+    _main_profile(carol)
+    assert carol.http.post("/api/memories", json={"content": "x", "type": "gossip"}).status_code == 422
+    empty = carol.http.post("/api/memories", json={"content": "   ", "type": "fact"})
+    assert empty.status_code == 422 and "sqlstate" in empty.json()
+    assert carol.http.post("/api/memories", json={"content": "ok", "type": "fact", "confidence": 7}).status_code == 422
+    assert carol.http.get("/api/memories", params={"status": "everything"}).status_code == 422
+    assert carol.http.get("/api/memories/overview").json()["live"] == 0
+
+
+def test_extract_queues_the_conversations_turns(served: Served) -> None:
+    dana = served.person()
+    profile = _main_profile(dana)
+    conversation = dana.http.post("/api/conversations", json={"mode": "profile", "profile_id": profile}).json()["id"]
+    # A turn written while "Remember in this chat" was off queued nothing; extract queues it later.
+    assert dana.http.put(f"/api/conversations/{conversation}", json={"remember": False}).json()["remember"] is False
+    served.superuser.execute("select memory.add_turn(%s, 'I live in Porto', 'Nice.', p_author_id => %s)", [conversation, dana.id])
+    assert dana.http.put(f"/api/conversations/{conversation}", json={"remember": True}).json()["remember"] is True
+    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 1}
+    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 0}
+    stranger = served.person()
+    assert stranger.http.post("/api/memories/extract", json={"conversation_id": conversation}).status_code == 404
