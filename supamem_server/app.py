@@ -11,11 +11,11 @@ from fastapi import FastAPI
 from jobs.llm import LLMClient
 from supamem.db import Database
 
-from . import chat, conversations, errors, memories, profiles
+from . import chat, conversations, errors, events, memories, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
-routers = (chat.router, conversations.router, memories.router, profiles.router)
+routers = (chat.router, conversations.router, memories.router, profiles.router, events.router)
 
 
 @dataclass
@@ -25,17 +25,20 @@ class Services:
     db: Database
     verifier: TokenVerifier
     llm: LLMClient
+    events: events.MemoryEvents
 
 
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
                llm: LLMClient | None = None) -> FastAPI:
     settings = settings or ServerSettings.from_env()
-    services = Services(db=db or Database(settings.database_url), verifier=TokenVerifier(settings),
-                        llm=llm or LLMClient.from_env())
+    db = db or Database(settings.database_url)
+    services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
+                        events=events.MemoryEvents(db.url))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        services.events.close()
         services.db.close()
         services.llm.close()
 

@@ -169,3 +169,9 @@ def monthly_summaries(tx: Tx, profile_id: UUID | None = None, limit: int = Query
 def compare_year(tx: Tx, profile_id: UUID, year: int = Query(ge=1971, le=9999),
                  month: int = Query(ge=1, le=12)) -> dict[str, Any]:
     return tx.call_value("compare_year", profile_id=profile_id, year=year, month=month)
+
+
+# Declared last: /memories/overview and /memories/export are not ids.
+@router.get("/memories/{memory_id}", response_model=Memory, summary="One memory")
+def get_memory(tx: Tx, memory_id: UUID) -> Memory:
+    return _memory(tx, memory_id)
