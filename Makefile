@@ -14,7 +14,7 @@ SUPAMEM_DB_PORT ?= 54322
 DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:$(SUPAMEM_DB_PORT)/postgres
 export SUPAMEM_DB_PORT DATABASE_URL
 
-.PHONY: venv db db-stop db-reset test lint demo serve bench
+.PHONY: venv db db-stop db-reset test lint demo serve browser bench
 
 # Reinstall only when pyproject.toml is newer than the stamp, so repeated runs are fast.
 venv: $(VENV)/.installed
@@ -38,7 +38,7 @@ db-reset: venv
 
 # pytest (includes the pgTAP files via tests/test_pgtap.py), then the SQL and Python linters.
 # All always run; the target fails if any failed.
-test: venv db
+test: venv db browser
 	@status=0; \
 	$(VENV)/bin/pytest || status=$$?; \
 	$(MAKE) --no-print-directory lint || status=$$?; \
@@ -49,6 +49,10 @@ lint: venv
 	$(VENV)/bin/sqlfluff lint $(SQL_LINT_PATHS) || status=$$?; \
 	$(VENV)/bin/ruff check $(PY_LINT_PATHS) || status=$$?; \
 	exit $$status
+
+# Debian's Chromium, for the page tests.
+browser:
+	scripts/browser.sh
 
 demo: venv db
 	$(PY) -m supamem.demo

@@ -53,8 +53,9 @@ def main(argv: list[str] | None = None) -> None:
         if not settings.jwt_secret:
             parser.error("--demo-user signs with SUPABASE_JWT_SECRET; set it (or unset SUPABASE_JWKS_URL)")
         user, token = demo_token(args.demo_user, settings.jwt_secret)
-        print(f"Signed in as {args.demo_user} ({user}). Access token, valid for a day:\n\n{token}\n")
-        print(f"Try:  curl -H 'Authorization: Bearer {token[:16]}…' {base}/api/conversations")
+        print(f"Signed in as {args.demo_user} ({user}). Open the pages with this link (valid for a day):\n")
+        print(f"  {base}/signin#token={token}\n")
+        print(f"or call the API with the access token:\n\n{token}\n")
     print(f"API {base}/docs   OpenAPI {base}/openapi.json", flush=True)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
 

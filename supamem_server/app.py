@@ -11,11 +11,11 @@ from fastapi import FastAPI
 from jobs.llm import LLMClient
 from supamem.db import Database
 
-from . import chat, conversations, errors, events, memories, profiles
+from . import chat, conversations, errors, events, memories, pages, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
-routers = (chat.router, conversations.router, memories.router, profiles.router, events.router)
+routers = (chat.router, conversations.router, memories.router, profiles.router, events.router, pages.router)
 
 
 @dataclass

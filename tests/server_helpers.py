@@ -101,7 +101,7 @@ class Served:
             [f"{uuid.uuid4().hex[:12]}@server.test"]).fetchone()
         assert row is not None
         token = rs256(claims_for(row[0]), self.jwks) if rsa_signed else hs256(claims_for(row[0]))
-        person = Person(row[0], httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=30))
+        person = Person(row[0], httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=30), token)
         self.people.append(person)
         return person
 
@@ -113,6 +113,7 @@ class Served:
 class Person:
     id: uuid.UUID
     http: httpx.Client
+    token: str
 
 
 def serve(database_url: str, superuser: psycopg.Connection) -> Iterator[Served]:

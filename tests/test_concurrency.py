@@ -70,3 +70,15 @@ def test_concurrent_first_requests_share_one_current_conversation(client_db, sup
     history = store.get_history(user)
     assert [h["turn_number"] for h in history] == list(range(1, THREADS + 1))
     assert sorted(h["user_query"] for h in history) == sorted(f"q{i}" for i in range(THREADS))
+
+
+def test_a_new_users_first_requests_at_once_all_register_them(client_db, make_auth_user):
+    """Pages fire several requests at once; each registers the signed-in user (idempotently).
+    Twenty new users, four simultaneous first calls each: every call succeeds, one row each."""
+    users = [make_auth_user() for _ in range(20)]
+    for user in users:
+        assert _run_together(lambda _index, user=user: client_db.call_as(user, "register_user"), 4) == [
+            [{"register_user": user}]] * 4
+    with client_db.transaction() as tx:
+        counted = tx.execute("select count(*) as n from memory.users where id = any(%s)", [users])[0]["n"]
+    assert counted == 20

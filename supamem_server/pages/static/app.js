@@ -1,0 +1,311 @@
+// supamem's pages: the chat and the Memory settings tab. Every call is the JSON API with the
+// signed-in user's access token (sessionStorage "supamem.token"); nothing here decides what a
+// user may see: the database does.
+"use strict";
+
+const TOKEN_KEY = "supamem.token";
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function showError(message) {
+  const box = document.getElementById("error");
+  if (!box) return;
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${token()}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 401) {
+    showError("Please sign in again: your session has ended.");
+    throw new Error("unauthorized");
+  }
+  if (!response.ok) {
+    let detail = response.statusText;
+    try { detail = (await response.json()).detail; } catch (_) { /* not JSON */ }
+    const message = typeof detail === "string" ? detail : JSON.stringify(detail);
+    showError(message);
+    throw new Error(message);
+  }
+  showError("");
+  if (response.status === 204) return null;
+  const type = response.headers.get("content-type") || "";
+  return type.includes("application/json") ? response.json() : response.text();
+}
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes || {})) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+// Server-sent events from GET /api/events, read with fetch so the token stays in a header.
+async function followMemories(onEvent) {
+  for (;;) {
+    try {
+      const response = await fetch("/api/events", { headers: { Authorization: `Bearer ${token()}` } });
+      if (!response.ok) return;
+      document.body.dataset.live = "yes";
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const data = block.split("\n").find((line) => line.startsWith("data: "));
+          if (block.includes("event: memory") && data) onEvent(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch (_) { /* the stream broke: open it again */ }
+    document.body.dataset.live = "no";
+  }
+}
+
+// --- sign in --------------------------------------------------------------------------------
+
+function signin() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token");
+  const status = document.getElementById("signin-status");
+  if (!given) {
+    status.textContent = "This link carries no access token.";
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, given);
+  history.replaceState(null, "", "/signin");
+  location.assign(fragment.get("next") || "/chat");
+}
+
+// --- chat -----------------------------------------------------------------------------------
+
+const chat = { session: null, profiles: [], overview: null, conversation: null, undo: null };
+
+function primaryProfile() {
+  return chat.profiles.find((p) => p.is_primary) || null;
+}
+
+function memoryActive() {
+  const c = chat.conversation;
+  const primary = primaryProfile();
+  return Boolean(c && primary && c.profile_id === primary.id && c.remember && !chat.overview.memory_paused);
+}
+
+function renderHeader() {
+  const icon = document.getElementById("memory-icon");
+  const active = memoryActive();
+  icon.classList.toggle("off", !active);
+  const label = active ? "Memory is on: this chat builds your memory" : "Memory is off in this chat";
+  icon.setAttribute("aria-label", label);
+  icon.title = label;
+  const toggle = document.getElementById("remember-toggle");
+  toggle.disabled = !chat.conversation || !chat.conversation.profile_id;
+  toggle.checked = Boolean(chat.conversation && chat.conversation.remember && chat.conversation.profile_id);
+}
+
+async function startSession(profileId) {
+  const body = profileId ? { mode: "profile", profile_id: profileId } : { mode: "chat" };
+  chat.conversation = await api("POST", "/api/conversations", body);
+  chat.session = chat.conversation.id;
+  document.getElementById("messages").replaceChildren();
+  renderHeader();
+  const primary = primaryProfile();
+  if (primary && profileId === primary.id && !localStorage.getItem("supamem.onboarded")) {
+    document.getElementById("onboarding").hidden = false;
+  }
+}
+
+function addMessage(role, text, used) {
+  const item = el("li", { class: role }, text);
+  if (used && used.length) {
+    const chips = el("div", { class: "chips" }, "Used: ");
+    for (const memory of used) {
+      const short = memory.content.length > 40 ? `${memory.content.slice(0, 40)}…` : memory.content;
+      chips.append(el("a", { class: "chip", href: `/settings/memory#memory-${memory.id}`, title: memory.content },
+        `[${memory.type}] ${short}`));
+    }
+    item.append(chips);
+  }
+  document.getElementById("messages").append(item);
+}
+
+function showToast(text, onUndo) {
+  document.getElementById("toast-text").textContent = text;
+  chat.undo = onUndo;
+  document.getElementById("toast-undo").hidden = !onUndo;
+  document.getElementById("toast").hidden = false;
+}
+
+async function onMemoryEvent(event) {
+  if (event.op !== "add") return;
+  const memory = await api("GET", `/api/memories/${event.memory_id}`);
+  if (memory.source_conversation_id !== chat.session) return;
+  showToast(`This was saved: “${memory.content}”`, async () => {
+    await api("DELETE", `/api/memories/${memory.id}`);
+    showToast("Removed from your memory.", null);
+  });
+}
+
+async function chatPage() {
+  const [profiles, overview] = await Promise.all([api("GET", "/api/profiles"), api("GET", "/api/memories/overview")]);
+  chat.profiles = profiles;
+  chat.overview = overview;
+  const select = document.getElementById("profile-select");
+  for (const profile of profiles) {
+    select.append(el("option", { value: profile.id }, profile.is_primary ? `My Main Profile (${profile.name})` : profile.name));
+  }
+  const primary = primaryProfile();
+  select.value = primary ? primary.id : "";
+  await startSession(select.value || null);
+  select.addEventListener("change", () => startSession(select.value || null));
+  document.getElementById("remember-toggle").addEventListener("change", async (event) => {
+    chat.conversation = await api("PUT", `/api/conversations/${chat.session}`, { remember: event.target.checked });
+    renderHeader();
+  });
+  document.getElementById("onboarding-ok").addEventListener("click", () => {
+    localStorage.setItem("supamem.onboarded", "yes");
+    document.getElementById("onboarding").hidden = true;
+  });
+  document.getElementById("toast-undo").addEventListener("click", () => chat.undo && chat.undo());
+  document.getElementById("chat-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = document.getElementById("chat-input");
+    const message = input.value;
+    input.value = "";
+    addMessage("user", message);
+    const answer = await api("POST", "/chat", { message, session_id: chat.session });
+    chat.session = answer.session_id;
+    addMessage("assistant", answer.response, answer.used_memories);
+  });
+  followMemories(onMemoryEvent);
+  document.body.dataset.ready = "yes";
+}
+
+// --- memory settings ------------------------------------------------------------------------
+
+const settings = { conversations: new Map() };
+
+async function loadOverview() {
+  const o = await api("GET", "/api/memories/overview");
+  for (const key of ["live", "pinned", "archived", "deleted"]) document.getElementById(`count-${key}`).textContent = o[key];
+  document.getElementById("count-by-type").textContent =
+    Object.entries(o.by_type).map(([type, n]) => `${type}: ${n}`).join(" · ") || "No live memories yet.";
+  document.getElementById("status-building").textContent = o.memory_paused ? "paused" : "building";
+  document.getElementById("status-optin").textContent = o.long_term_opt_in ? "on" : "off";
+  document.getElementById("pause-toggle").checked = o.memory_paused;
+  document.getElementById("optin-toggle").checked = o.long_term_opt_in;
+}
+
+async function loadMemories() {
+  const params = new URLSearchParams({ limit: "200" });
+  const since = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+  params.set("created_from", since.toISOString());
+  const type = document.getElementById("type-filter").value;
+  const profile = document.getElementById("profile-filter").value;
+  const search = document.getElementById("search").value.trim();
+  if (type) params.set("type", type);
+  if (profile) params.set("profile_id", profile);
+  if (search) params.set("search", search);
+  const memories = await api("GET", `/api/memories?${params}`);
+  const list = document.getElementById("memory-list");
+  list.replaceChildren();
+  for (const memory of memories) {
+    const source = memory.source_conversation_id
+      ? `from “${settings.conversations.get(memory.source_conversation_id) || "a conversation"}”` : "added by hand";
+    list.append(el("li", { id: `memory-${memory.id}`, "data-type": memory.type },
+      el("span", { class: "type" }, memory.type), memory.content, " ",
+      el("span", { class: "source" }, source), " ",
+      el("button", { type: "button", class: "delete", "aria-label": `Delete “${memory.content}”`,
+        onclick: async () => { await api("DELETE", `/api/memories/${memory.id}`); await refresh(); } }, "Delete")));
+  }
+  document.getElementById("memory-empty").hidden = memories.length > 0;
+  const anchored = location.hash.startsWith("#memory-") && document.getElementById(location.hash.slice(1));
+  if (anchored) {
+    anchored.classList.add("highlight");
+    anchored.scrollIntoView({ block: "center" });
+  }
+}
+
+async function loadSummaries() {
+  const [monthly, weekly] = await Promise.all([api("GET", "/api/summaries/monthly"), api("GET", "/api/summaries/weekly")]);
+  document.getElementById("monthly").replaceChildren(...(monthly.length ? monthly.map((m) =>
+    el("li", {}, `${m.year}-${String(m.month).padStart(2, "0")}: ${m.emotional_summary}`)) : [el("li", {}, "No monthly summaries yet.")]));
+  document.getElementById("weekly").replaceChildren(...(weekly.length ? weekly.map((w) =>
+    el("li", {}, `Week of ${w.week_start_date}: ${w.emotional_summary}`)) : [el("li", {}, "No weekly summaries yet.")]));
+}
+
+async function refresh() {
+  await Promise.all([loadOverview(), loadMemories()]);
+}
+
+async function download(format) {
+  const response = await fetch(`/api/memories/export?format=${format}`, { headers: { Authorization: `Bearer ${token()}` } });
+  if (!response.ok) { showError(`Export failed (${response.status})`); return; }
+  const url = URL.createObjectURL(await response.blob());
+  const link = el("a", { href: url, download: `memories.${format}` });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+}
+
+async function settingsPage() {
+  const [profiles, conversations] = await Promise.all([
+    api("GET", "/api/profiles"), api("GET", "/api/conversations?limit=200"),
+  ]);
+  for (const c of conversations) settings.conversations.set(c.id, c.title || "Untitled conversation");
+  const profileFilter = document.getElementById("profile-filter");
+  for (const p of profiles) profileFilter.append(el("option", { value: p.id }, p.name));
+  document.getElementById("profile-filter-label").hidden = profiles.length < 2;
+  const primary = profiles.find((p) => p.is_primary);
+  const now = new Date();
+  document.getElementById("compare-year").value = now.getFullYear();
+  document.getElementById("compare-month").value = now.getMonth() + 1;
+
+  document.getElementById("filters").addEventListener("submit", (event) => { event.preventDefault(); loadMemories(); });
+  document.getElementById("type-filter").addEventListener("change", () => loadMemories());
+  document.getElementById("pause-toggle").addEventListener("change", async (event) => {
+    await api("PUT", "/api/memory-settings", { memory_paused: event.target.checked }); await loadOverview();
+  });
+  document.getElementById("optin-toggle").addEventListener("change", async (event) => {
+    await api("PUT", "/api/memory-settings", { long_term_opt_in: event.target.checked }); await loadOverview();
+  });
+  document.getElementById("export-json").addEventListener("click", () => download("json"));
+  document.getElementById("export-csv").addEventListener("click", () => download("csv"));
+  document.getElementById("clear-all").addEventListener("click", async () => {
+    if (!confirm("Clear all memories? You can undo each one for 30 days.")) return;
+    await api("POST", "/api/memories/clear"); await refresh();
+  });
+  document.getElementById("compare-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!primary) { showError("Select a Main Profile first: comparisons are made from its monthly summaries."); return; }
+    const year = document.getElementById("compare-year").value;
+    const month = document.getElementById("compare-month").value;
+    const result = await api("POST", `/api/summaries/compare?profile_id=${primary.id}&year=${year}&month=${month}`);
+    document.getElementById("compare-result").textContent = result && result.comparison
+      ? result.comparison : `Requested: ${JSON.stringify(result)}. The comparison appears here when the worker has written it.`;
+  });
+  await Promise.all([refresh(), loadSummaries()]);
+  followMemories(() => refresh());
+  document.body.dataset.ready = "yes";
+}
+
+const pages = { signin, chat: chatPage, settings: settingsPage };
+const page = pages[document.body.dataset.page];
+if (page) {
+  if (document.body.dataset.page !== "signin" && !token()) showError("Sign in first: open the link `make serve` printed.");
+  else Promise.resolve(page()).catch((error) => showError(error.message));
+}

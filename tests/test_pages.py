@@ -1,0 +1,157 @@
+"""Seed 004's pages as a person uses them: headless Chromium (Debian's package, driven by
+Playwright) against the real app, database and worker. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_helpers import ROOT
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from server_helpers import Person, Served
+
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+# Chromium's own connections are refused on a closed network; these keep it to the page.
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def signed_in(browser: Browser, served: Served, person: Person, then: str) -> Page:
+    page = browser.new_context(accept_downloads=True, viewport={"width": 1100, "height": 800}).new_page()
+    page.goto(f"{served.url}/signin#token={person.token}&next={then}")
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    return page
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def worker_once(person: Person, database_url: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "supamem.cli", "worker", "--once", "--user", str(person.id)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, check=False,
+                          env={"PATH": "/usr/bin:/bin", "DATABASE_URL": database_url, "SUPAMEM_LLM_PROVIDER": "offline"})
+    assert done.returncode == 0, done.stderr
+
+
+def with_main_profile(person: Person, *memories: tuple[str, str]) -> str:
+    profile = person.http.post("/api/profiles", json={"name": "Me", "primary": True}).json()["id"]
+    for content, kind in memories:
+        assert person.http.post("/api/memories", json={"content": content, "type": kind}).status_code == 201
+    return profile
+
+
+def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser, served: Served, database_url: str) -> None:
+    alice = served.person()
+    with_main_profile(alice, ("Training for the Berlin marathon", "goal"))
+    page = signed_in(browser, served, alice, "/chat")
+
+    expect(page.locator("#memory-icon")).not_to_have_class("memory-icon off")
+    expect(page.locator("#remember-toggle")).to_be_checked()
+    expect(page.locator("#onboarding")).to_contain_text("When you talk from your Main Profile")
+    page.click("#onboarding-ok")
+    expect(page.locator("#onboarding")).to_be_hidden()
+
+    page.fill("#chat-input", "How should I train this week?")
+    page.click("#chat-form button[type=submit]")
+    chip = page.locator("#messages li.assistant .chip")
+    expect(chip).to_have_text("[goal] Training for the Berlin marathon")
+    expect(chip).to_have_attribute("title", "Training for the Berlin marathon")
+    memory_id = chip.get_attribute("href").rsplit("memory-", 1)[1]
+
+    page.fill("#chat-input", "I live in Lisbon.")
+    page.click("#chat-form button[type=submit]")
+    expect(page.locator("#messages li.assistant")).to_have_count(2)
+    expect(page.locator("body[data-live=yes]")).to_be_attached()
+    worker_once(alice, database_url)
+    toast = page.locator("#toast")
+    expect(toast).to_contain_text("This was saved")
+    expect(toast).to_contain_text("Lisbon")
+    shot(page, "chat")
+    saved = alice.http.get("/api/memories", params={"search": "Lisbon"}).json()
+    assert len(saved) == 1
+    page.click("#toast-undo")
+    expect(toast).to_contain_text("Removed from your memory.")
+    assert alice.http.get(f"/api/memories/{saved[0]['id']}").json()["deleted_at"] is not None
+
+    # A chip opens the memory in settings, anchored and highlighted.
+    page.goto(f"{served.url}/settings/memory#memory-{memory_id}")
+    expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
+
+
+def test_a_generic_chat_shows_a_grey_icon(browser: Browser, served: Served) -> None:
+    bob = served.person()
+    page = signed_in(browser, served, bob, "/chat")
+    expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
+    expect(page.locator("#remember-toggle")).to_be_disabled()
+    expect(page.locator("#onboarding")).to_be_hidden()
+
+
+def test_settings_filter_search_delete_clear_and_export(browser: Browser, served: Served, tmp_path: Path) -> None:
+    carol = served.person()
+    with_main_profile(carol, ("Wants to learn Korean", "goal"), ("Journals every night", "pattern"),
+                      ("Lives in Porto", "fact"))
+    page = signed_in(browser, served, carol, "/settings/memory")
+    expect(page.locator("#explanation")).to_contain_text("Memories are only created when you select 'My Main Profile'")
+    expect(page.locator("#count-live")).to_have_text("3")
+    expect(page.locator("#status-building")).to_have_text("building")
+    expect(page.locator("#memory-list li")).to_have_count(3)
+    shot(page, "settings")
+
+    page.select_option("#type-filter", "goal")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    expect(page.locator("#memory-list li")).to_contain_text("Wants to learn Korean")
+    page.select_option("#type-filter", "")
+    page.fill("#search", "Porto")
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    page.fill("#search", "")
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#memory-list li")).to_have_count(3)
+
+    page.click("#memory-list li:has-text('Lives in Porto') button.delete")
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    expect(page.locator("#count-deleted")).to_have_text("1")
+
+    with page.expect_download() as download:
+        page.click("#export-json")
+    exported = json.loads(Path(download.value.path()).read_text())
+    contents = sorted(m["content"] for m in exported["memories"])
+    assert contents == ["Journals every night", "Lives in Porto", "Wants to learn Korean"]
+    with page.expect_download() as download:
+        page.click("#export-csv")
+    assert download.value.suggested_filename == "memories.csv"
+    assert "Wants to learn Korean" in Path(download.value.path()).read_text()
+
+    page.click("#pause-toggle")
+    expect(page.locator("#status-building")).to_have_text("paused")
+    assert carol.http.get("/api/memories/overview").json()["memory_paused"] is True
+
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.click("#clear-all")
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#clear-all")
+    expect(page.locator("#memory-list li")).to_have_count(0)
+    expect(page.locator("#memory-empty")).to_be_visible()
+    assert carol.http.get("/api/memories/overview").json()["live"] == 0
+
+
+def test_a_page_without_a_sign_in_says_so(browser: Browser, served: Served) -> None:
+    page = browser.new_page()
+    page.goto(f"{served.url}/settings/memory")
+    expect(page.locator("#error")).to_contain_text("Sign in first")
