@@ -7,7 +7,7 @@
 -- the test explains the same queries they run, as the signed-in owner, RLS policy included. No
 -- planner setting is forced: these are the plans Postgres picks on its own.
 begin;
-select plan(17);
+select plan(16);
 
 -- A conversation of 2,000 turns, written in one statement; the insert trigger numbers the turns.
 -- (The explicit window keeps all of them whatever the global default is.)
@@ -117,8 +117,9 @@ select is(
 -- confidence 0.1 (0.1). seed 004's score is inlined (memory_score is never called as a function),
 -- and the query's lift (word_similarity, the costly part) is computed only for memories that can
 -- reach the top ten: a fact's score lifted at most twofold (0.2) stays under the tenth goal's 1.5.
--- Function calls are counted with track_functions, which counts C functions and non-inlined SQL
--- functions but not an inlined one.
+-- Counting the calls needs track_functions, which only a superuser may set (a hosted project's
+-- postgres is not one), so tests/test_memory_plans.py counts them; here the catalog shows that
+-- memory_score keeps what inlining needs.
 select tests.clear_authentication();
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
 select tests.remember('profile', id) from p;
@@ -129,7 +130,6 @@ select tests.recall('owner')::uuid,
     case when i <= 10 then 1.0 else 0.1 end
 from generate_series(1, 200) as i;
 analyze memory.memories;
-set local track_functions = 'all';
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('chosen', (
     select array_agg(s.content order by s.content)
@@ -143,17 +143,12 @@ select is(
     from generate_series(1, 10) as i)::text,
     'selection with a query: the ten goals'
 );
-select is(
-    (select coalesce(sum(f.calls), 0)::integer from pg_catalog.pg_stat_xact_user_functions as f
-    where f.schemaname = 'memory_private' and f.funcname = 'memory_score'),
-    0,
-    'selection: memory_score is inlined, never called as a function'
-);
-select is(
-    (select coalesce(sum(f.calls), 0)::integer from pg_catalog.pg_stat_xact_user_functions as f
-    where f.funcname = 'word_similarity'),
-    10,
-    'selection with a query: word_similarity runs for the 10 memories that can be chosen, not all 200'
+select results_eq(
+    $$select p.prolang = (select l.oid from pg_catalog.pg_language as l where l.lanname = 'sql'), p.prosecdef,
+        p.proconfig is null, p.provolatile <> 'v', p.proretset
+    from pg_catalog.pg_proc as p where p.oid = 'memory_private.memory_score'::regproc$$,
+    $$values (true, false, true, true, false)$$,
+    'selection: memory_score is a plain SQL function without settings, so the planner inlines it'
 );
 
 -- The result is the one scoring every memory gives (the same formula and lift over all 200).
