@@ -9,10 +9,11 @@ import io
 import json
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Body, Query, Response
+from psycopg.types.json import Jsonb
 
 from supamem.errors import NotFoundError
 
@@ -21,6 +22,7 @@ from .models import (
     Cleared,
     Extraction,
     ExtractRequest,
+    Imported,
     Memory,
     MemoryChanges,
     MemorySettings,
@@ -147,6 +149,19 @@ def export_memories(tx: Tx, format: Literal["json", "csv"] = "json") -> Response
         writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in memory.items()})
     return Response(out.getvalue(), media_type="text/csv",
                     headers={"Content-Disposition": 'attachment; filename="memories.csv"'})
+
+
+@router.post("/memories/import", response_model=Imported, summary="Re-import an export (JSON as exported); idempotent")
+def import_memories(tx: Tx, export: Annotated[dict[str, Any], Body()]) -> Imported:
+    return Imported(imported=tx.call_value("import_memories", export=Jsonb(export)) or 0)
+
+
+@router.post("/summaries/backfill", response_model=Extraction,
+             summary="Queue a month's weekly and monthly summaries again (seed 004's ?action=backfill)")
+def backfill(tx: Tx, profile_id: UUID, year: int = Query(ge=1970, le=9999), month: int = Query(ge=1, le=12),
+             regenerate: bool = False) -> Extraction:
+    return Extraction(queued=tx.call_value("backfill_month", profile_id=profile_id, year=year, month=month,
+                                           regenerate=regenerate) or 0)
 
 
 @router.get("/summaries/weekly", summary="Weekly summaries, newest first")

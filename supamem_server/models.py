@@ -123,6 +123,10 @@ class Cleared(BaseModel):
     cleared: int
 
 
+class Imported(BaseModel):
+    imported: int
+
+
 class MemorySettings(BaseModel):
     memory_paused: bool | None = None
     long_term_opt_in: bool | None = None

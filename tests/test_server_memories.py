@@ -110,3 +110,29 @@ def test_extract_queues_the_conversations_turns(served: Served) -> None:
     assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 0}
     stranger = served.person()
     assert stranger.http.post("/api/memories/extract", json={"conversation_id": conversation}).status_code == 404
+
+
+def test_an_export_imports_back_once(served: Served) -> None:
+    erin = served.person()
+    _main_profile(erin)
+    erin.http.post("/api/memories", json={"content": "Grew up in Oslo", "type": "fact"})
+    exported = erin.http.get("/api/memories/export").json()
+    served.superuser.execute("delete from memory.memories where user_id = %s", [erin.id])  # lost, say
+    assert erin.http.post("/api/memories/import", json=exported).json() == {"imported": 1}
+    assert erin.http.post("/api/memories/import", json=exported).json() == {"imported": 0}, "idempotent"
+    assert [m["content"] for m in erin.http.get("/api/memories").json()] == ["Grew up in Oslo"]
+    assert erin.http.post("/api/memories/import", json={"format": "something else"}).status_code == 422
+
+
+def test_backfill_queues_a_month_of_the_users_own_profile(served: Served) -> None:
+    fay, stranger = served.person(), served.person()
+    profile = _main_profile(fay)
+    queued = fay.http.post("/api/summaries/backfill", params={"profile_id": profile, "year": 2015, "month": 3})
+    assert queued.status_code == 200 and queued.json()["queued"] >= 5
+    jobs = served.superuser.execute(
+        "select count(*) from memory_private.jobs where user_id = %s and kind in ('summarize_week', 'summarize_month')",
+        [fay.id]).fetchone()
+    assert jobs == (queued.json()["queued"],)
+    assert stranger.http.post("/api/summaries/backfill",
+                              params={"profile_id": profile, "year": 2015, "month": 3}).status_code == 404
+    assert fay.http.post("/api/summaries/backfill", params={"profile_id": profile, "year": 2015, "month": 13}).status_code == 422
