@@ -64,8 +64,16 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,60}$")
 
 
 def database_url() -> str:
-    """`$DATABASE_URL`, else the local stack (`scripts/db.sh`)."""
-    return os.environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL
+    """`$DATABASE_URL`, else the local stack (`scripts/db.sh`) on `$SUPAMEM_DB_PORT` (54322)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    port = os.environ.get("SUPAMEM_DB_PORT", "").strip()
+    if not port:
+        return DEFAULT_DATABASE_URL
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"SUPAMEM_DB_PORT must be a port number, not {port!r}")
+    return DEFAULT_DATABASE_URL.replace(":54322/", f":{int(port)}/")
 
 
 def _adapt(value: Any) -> Any:
