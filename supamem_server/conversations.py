@@ -9,17 +9,14 @@ from psycopg import sql
 
 from supamem.errors import NotFoundError
 
-from .deps import Tx
+from .deps import Tx, visible
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
 def _one(tx: Tx, conversation_id: UUID) -> Conversation:
-    rows = tx.execute("select * from memory.conversations where id = %s", [conversation_id])
-    if not rows:
-        raise NotFoundError("conversation not found")
-    return Conversation.model_validate(rows[0])
+    return Conversation.model_validate(visible(tx, "conversations", conversation_id, "conversation"))
 
 
 @router.get("", response_model=list[Conversation], summary="List the user's conversations (paginated)")

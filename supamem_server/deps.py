@@ -7,8 +7,10 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import Depends, Request
+from psycopg import sql
 
 from supamem.db import Transaction
+from supamem.errors import NotFoundError
 
 from .auth import bearer_token
 
@@ -32,6 +34,15 @@ def user_transaction(request: Request, verified: Claims) -> Iterator[Transaction
 # scope="function": the transaction commits before the response is sent, so a client that got
 # its answer reads what it wrote, and a failing commit is the request's error, not a lost write.
 Tx = Annotated[Transaction, Depends(user_transaction, scope="function")]
+
+
+def visible(tx: Transaction, table: str, row_id: UUID, what: str) -> dict[str, Any]:
+    """The row of `memory.<table>` with this id as the caller sees it (row-level security), or
+    NotFoundError: another user's row reads exactly like one that does not exist."""
+    rows = tx.execute(sql.SQL("select * from memory.{} where id = %s").format(sql.Identifier(table)), [row_id])
+    if not rows:
+        raise NotFoundError(f"{what} not found")
+    return rows[0]
 
 
 def user_id(verified: Claims) -> UUID:

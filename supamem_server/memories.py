@@ -15,9 +15,7 @@ from uuid import UUID
 from fastapi import APIRouter, Body, Query, Response
 from psycopg.types.json import Jsonb
 
-from supamem.errors import NotFoundError
-
-from .deps import Tx
+from .deps import Tx, visible
 from .models import (
     Cleared,
     Extraction,
@@ -38,10 +36,7 @@ Status = Literal["active", "archived", "deleted", "superseded", "all"]
 
 
 def _memory(tx: Tx, memory_id: UUID) -> Memory:
-    rows = tx.execute("select * from memory.memories where id = %s", [memory_id])
-    if not rows:
-        raise NotFoundError("memory not found")
-    return Memory.model_validate(rows[0])
+    return Memory.model_validate(visible(tx, "memories", memory_id, "memory"))
 
 
 @router.get("/memories", response_model=list[Memory], summary="List or search the user's memories (filterable)")
@@ -103,8 +98,7 @@ def clear_memories(tx: Tx, profile_id: UUID | None = None) -> Cleared:
 @router.post("/memories/extract", response_model=Extraction,
              summary="Queue extraction of a conversation's turns not extracted yet")
 def extract_memories(tx: Tx, body: ExtractRequest) -> Extraction:
-    if not tx.execute("select 1 from memory.conversations where id = %s", [body.conversation_id]):
-        raise NotFoundError("conversation not found")
+    visible(tx, "conversations", body.conversation_id, "conversation")
     return Extraction(queued=tx.call_value("request_extraction", conversation_id=body.conversation_id) or 0)
 
 

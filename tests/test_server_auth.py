@@ -83,3 +83,22 @@ def test_the_openapi_document_lists_every_route(served: Served) -> None:
                  "/api/conversations/{conversation_id}/messages", "/api/memories", "/api/memories/{memory_id}",
                  "/api/memories/extract", "/api/memories/export", "/api/memory-settings", "/api/profiles"):
         assert path in spec["paths"], path
+
+
+def _operations(served: Served) -> list[tuple[str, str]]:
+    with served.anonymous() as client:
+        spec = client.get("/openapi.json").json()
+    return [(method.upper(), path) for path, item in spec["paths"].items() for method in item]
+
+
+def test_every_route_refuses_a_missing_or_forged_token(served: Served) -> None:
+    operations = _operations(served)
+    assert len(operations) >= 25
+    forged = "Bearer " + hs256(claims_for(uuid.uuid4()), "another-secret-of-thirty-two-bytes!!")
+    some_id = "00000000-0000-4000-8000-000000000000"
+    for method, path in operations:
+        url = path.replace("{conversation_id}", some_id).replace("{memory_id}", some_id)
+        for header in ({}, {"Authorization": forged}):
+            with served.anonymous(**header) as client:
+                response = client.request(method, url, json={}, params={"profile_id": some_id, "year": 2026, "month": 1})
+            assert response.status_code == 401, (method, path, header, response.status_code, response.text)

@@ -10,7 +10,8 @@ grant execute on function memory.import_memories(jsonb, uuid) to authenticated;
 grant execute on function memory_private.import_memories(jsonb, uuid) to authenticated;
 
 -- Why: queue the weekly and monthly summaries of one month of one profile (seed 004's
--- ?action=backfill), for its owner or the service role.
+-- ?action=backfill), for its owner or the service role; a missing year or month is out of range
+-- (22023), never a job for a null month.
 create function memory_private.backfill_month(
     p_profile_id uuid, p_year integer, p_month integer, p_regenerate boolean
 )

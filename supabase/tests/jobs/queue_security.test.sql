@@ -1,10 +1,10 @@
 -- The job queue is the service's: anon and signed-in users cannot run the worker functions
--- (claim, lease, complete, fail, release, defer, job_input, finish_*), the stats, the backfill,
+-- (claim, lease, complete, fail, release, defer, job_input, finish_*), the stats,
 -- the producers and sweeps of memory_private, nor read or write memory_private.jobs (42501).
 -- service_role can. The one queue entry point a signed-in user has, compare_year, cannot be
 -- side-stepped through its private helper.
 begin;
-select plan(60);
+select plan(59);
 
 update memory_private.settings set value = value || '["test_qs_kind"]'::jsonb where key = 'job_kinds';
 select tests.create_cast('jobs-security');
@@ -31,7 +31,6 @@ insert into queue_calls (name, call) values
     ('finish_monthly_summary', $$select memory.finish_monthly_summary(1, 'w', 's', 'c', '{}')$$),
     ('finish_year_comparison', $$select memory.finish_year_comparison(1, 'w', 'c')$$),
     ('job_stats', $$select * from memory.job_stats()$$),
-    ('backfill_month', $$select memory.backfill_month(tests.recall('profile')::uuid, 2026, 10)$$),
     ('memory_private.enqueue', $$select memory_private.enqueue('test_qs_kind', '{}')$$),
     ('memory_private.hold_lease', $$select memory_private.hold_lease(1, 'w')$$),
     ('memory_private.reap_expired_leases', $$select memory_private.reap_expired_leases()$$),
@@ -42,6 +41,9 @@ insert into queue_calls (name, call) values
 -- anon: none of it (anon has no usage on either schema).
 select tests.authenticate_as_anon();
 select throws_ok(c.call, '42501', null, 'anon cannot call ' || c.name) from pg_temp.queue_calls as c;
+select throws_ok(
+    $$select memory.backfill_month(tests.recall('profile')::uuid, 2026, 10)$$, '42501', null, 'anon cannot backfill'
+);
 select throws_ok($$select * from memory_private.jobs$$, '42501', null, 'anon cannot read the job queue');
 select throws_ok($$select * from memory_private.job_stats$$, '42501', null, 'anon cannot read the job stats view');
 select throws_ok(
@@ -49,7 +51,8 @@ select throws_ok(
     'anon cannot add to the job queue'
 );
 
--- A signed-in user (the owner, with a profile): none of it either.
+-- A signed-in user (the owner, with a profile): none of it either. (They may backfill their own
+-- profile: summaries/backfill_and_import_for_the_user.test.sql.)
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok(c.call, '42501', null, 'a signed-in user cannot call ' || c.name) from pg_temp.queue_calls as c;
 select throws_ok($$select * from memory_private.jobs$$, '42501', null, 'a signed-in user cannot read the job queue');

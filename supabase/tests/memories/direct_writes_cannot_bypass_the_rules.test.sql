@@ -309,8 +309,8 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory_private.import_memories('{"format": "supamem.memories", "version": 1}', tests.recall('owner')::uuid)$$,
-    '42501', 'permission denied for function import_memories',
-    'nor imports (service role only)'
+    '42501', 'a signed-in user imports only for themselves',
+    'nor imports for the owner'
 );
 -- The authenticated role without a user id in its claims acts for nobody.
 select tests.clear_authentication();

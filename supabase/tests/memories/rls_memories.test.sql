@@ -5,7 +5,8 @@
 -- (nothing), a together-mode participant of the owner's conversation (shares messages, never
 -- memories) and service_role (reads everything; of the rows writes only the pinned flag, like
 -- users, and goes through the RPCs for the rest). Then every memory RPC: anon is denied, and
--- apply_extraction, import_memories, erase_user and the retention sweeps are service_role only.
+-- apply_extraction, erase_user and the retention sweeps are service_role only; a signed-in user
+-- imports only for themselves.
 begin;
 select plan(77);
 
@@ -354,9 +355,9 @@ select throws_ok(
     'a signed-in user cannot apply an extraction'
 );
 select throws_ok(
-    $$select memory.import_memories('{"format": "supamem.memories", "version": 1}')$$,
-    '42501', 'permission denied for function import_memories',
-    'a signed-in user cannot import memories'
+    $$select memory.import_memories('{"format": "supamem.memories", "version": 1}', tests.recall('stranger')::uuid)$$,
+    '42501', 'a signed-in user imports only for themselves',
+    'a signed-in user imports only for themselves'
 );
 select throws_ok(
     $$select memory.erase_user()$$,
@@ -384,9 +385,9 @@ select results_eq(
     $$values ('memory.apply_extraction(bigint,jsonb,uuid)', false, true),
         ('memory_private.archive_stale_memories(timestamp with time zone,integer)', false, true),
         ('memory.erase_user(uuid)', false, true),
-        ('memory.import_memories(jsonb,uuid)', false, true),
+        ('memory.import_memories(jsonb,uuid)', true, true),
         ('memory_private.purge_deleted_memories(timestamp with time zone,integer)', false, true)$$,
-    'apply_extraction, import_memories, erase_user and the sweeps: service_role executes them, authenticated does not'
+    'apply_extraction, erase_user and the sweeps: service_role executes them, authenticated does not; import_memories both (a user for themselves)'
 );
 
 select * from finish();
