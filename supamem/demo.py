@@ -277,7 +277,8 @@ def main() -> None:
         tenant_story(db, identity)
         memory_story(db)
     print()
-    print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff, ruff).")
+    print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff, ruff),")
+    print("and `make serve` for the HTTP app: the chat, the REST API and the Memory settings page.")
 
 
 if __name__ == "__main__":
