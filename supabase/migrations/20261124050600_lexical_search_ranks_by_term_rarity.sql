@@ -9,9 +9,10 @@
 --   btree_gin, finds one user's matching messages without touching anyone else's;
 -- * each user's corpus size (live messages and their total length) is kept by statement-level
 --   triggers, one row update per statement, so a query reads N and the average length at once;
--- * a query's terms are its first 32 distinct lexemes (of its first 10,000 characters), so no
---   query can make the ranking do unbounded work; each term's document frequency among the
---   user's messages is counted through the same index;
+-- * a query's terms are its first 32 distinct lexemes (of its first 10,000 characters), and at
+--   most the user's 20,000 newest matching messages are scored, so no query can make the ranking
+--   do unbounded work; each term's document frequency among the user's messages is counted
+--   through the same index;
 -- * the score is BM25 (k1 = 1.2, b = 0.75, the idf of Lucene's BM25, never negative):
 --   sum over query terms of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)),
 --   with tf the occurrences of the term in the message and length its number of lexemes.
@@ -162,9 +163,13 @@ begin
     end if;
     return query
     with frequencies as materialized (
+        -- Counted up to 20,000: past that a term is common enough that its weight barely moves.
         select t.term, (
-            select count(*) from memory.messages as m
-            where m.user_id = p_user_id and m.search @@ quote_literal(t.term)::tsquery
+            select count(*) from (
+                select 1 from memory.messages as m
+                where m.user_id = p_user_id and m.search @@ quote_literal(t.term)::tsquery
+                limit 20000
+            ) as d
         )::double precision as df
         from unnest(v_terms) as t (term)
     ),
@@ -174,6 +179,8 @@ begin
         where m.user_id = p_user_id and m.search @@ v_query
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
+        order by m.id desc
+        limit 20000
     )
     select x.id, sum(memory_private.bm25(
         cardinality(w.positions), length(x.search), v_average, f.df, v_documents
