@@ -2,9 +2,8 @@
 -- memory.job_input) reads only the user's own rows, through indexes: the ledger rows of the last
 -- minute through memory_extractions_user_recent_idx (the slot's time without a sort), and the
 -- user's running and waiting extraction jobs through jobs_pending_extractions_idx, however many
--- finished jobs the user and everyone else have. claim_jobs, the hot path, is unchanged and stays
--- index-driven with that index present: no sequential scan of the queue, whether it claims any
--- user's jobs or some users' only.
+-- finished jobs the user and everyone else have. claim_jobs' take of one user's next job, the hot
+-- path, stays index-driven with that index present: no sequential scan of the queue.
 --
 -- The queries are those the functions run, prepared with parameters as plpgsql runs them, and
 -- explained both as a generic plan (what a cached plan becomes) and as a custom plan.
@@ -77,13 +76,13 @@ select e.created_at + interval '1 minute' from memory.memory_extractions as e
 where e.user_id = $1 and e.created_at > now() - interval '1 minute'
 order by e.created_at
 offset $2 - 1 limit 1;
--- claim_jobs' query.
-prepare claimable (text [], uuid [], integer) as
+-- claim_jobs' per-user take (one job of one user per round).
+prepare claimable (text [], uuid, bigint []) as
 select j.id from memory_private.jobs as j
-where j.status = 'queued' and j.run_after <= now() and j.kind = any($1)
-    and ($2 is null or j.user_id = any($2))
+where j.status = 'queued' and j.user_id = $2 and j.run_after <= now()
+    and j.kind = any($1) and j.id <> all($3)
 order by j.run_after, j.id
-limit $3
+limit 1
 for update skip locked;
 
 set local plan_cache_mode = force_generic_plan;
@@ -98,7 +97,7 @@ select ok(
     'running extractions of a user: jobs_pending_extractions_idx, no sequential scan'
 );
 select ok(
-    jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Index Name" like_regex "^jobs_(pending_extractions|claimable)_idx$")')
+    jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Index Name" like_regex "^jobs_(pending_extractions|claimable|queued_by_user)_idx$")')
     and not jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Node Type" == "Seq Scan")'),
     'waiting extractions of a user: an index of pending jobs, no sequential scan'
 );
@@ -117,33 +116,36 @@ select cmp_ok(
     'the running count reads the user''s 5 running jobs, none of the finished ones'
 );
 
--- claim_jobs: every combination of plan and user filter walks an index of queued jobs.
+-- claim_jobs: its per-user take walks an index of queued jobs in every plan.
 select ok(
-    not jsonb_path_exists(tests.plan_of('execute claimable(array[''extract''], null, 4)'), '$.** ? (@."Node Type" == "Seq Scan")'),
-    'claim_jobs (generic plan, one kind): no sequential scan'
+    not jsonb_path_exists(
+        tests.plan_of(format('execute claimable(array[''extract''], %L, ''{}'')', tests.recall('owner'))),
+        '$.** ? (@."Node Type" == "Seq Scan")'
+    ),
+    'claim_jobs'' take (generic plan, one kind): no sequential scan'
 );
 select ok(
     not jsonb_path_exists(
-        tests.plan_of('execute claimable(array[''extract'', ''title'', ''summarize_conversation''], null, 4)'),
+        tests.plan_of(format('execute claimable(array[''extract'', ''title'', ''summarize_conversation''], %L, ''{}'')',
+            tests.recall('owner'))),
         '$.** ? (@."Node Type" == "Seq Scan")'
     ),
-    'claim_jobs (generic plan, several kinds): no sequential scan'
+    'claim_jobs'' take (generic plan, several kinds): no sequential scan'
 );
 select ok(
     not jsonb_path_exists(
-        tests.plan_of(format('execute claimable(array[''extract''], array[%L]::uuid [], 4)', tests.recall('owner'))),
+        tests.plan_of(format('execute claimable(array[''extract''], %L, ''{1, 2, 3}'')', tests.recall('owner'))),
         '$.** ? (@."Node Type" == "Seq Scan")'
     ),
-    'claim_jobs (generic plan, some users): no sequential scan'
+    'claim_jobs'' take (generic plan, with jobs already taken this claim): no sequential scan'
 );
 set local plan_cache_mode = force_custom_plan;
 select ok(
-    not jsonb_path_exists(tests.plan_of('execute claimable(array[''extract''], null, 4)'), '$.** ? (@."Node Type" == "Seq Scan")')
-    and not jsonb_path_exists(
-        tests.plan_of(format('execute claimable(array[''extract''], array[%L]::uuid [], 4)', tests.recall('owner'))),
+    not jsonb_path_exists(
+        tests.plan_of(format('execute claimable(array[''extract''], %L, ''{}'')', tests.recall('owner'))),
         '$.** ? (@."Node Type" == "Seq Scan")'
     ),
-    'claim_jobs (custom plans, any user or some users): no sequential scan'
+    'claim_jobs'' take (custom plan): no sequential scan'
 );
 
 deallocate running_extractions;
