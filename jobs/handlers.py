@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jobs.embeddings import EmbeddingClient
 from jobs.llm import (
     LLMBadResponse,
     LLMClient,
@@ -58,6 +59,7 @@ KINDS: tuple[str, ...] = (
     "summarize_week",
     "summarize_month",
     "compare_year",
+    "embed",
 )
 #: Names for several kinds at once on the command line (`--kinds extract,summarize`).
 KIND_GROUPS: dict[str, tuple[str, ...]] = {
@@ -116,6 +118,7 @@ class _Context:
     llm: LLMClient
     worker: str
     defer_delay: float
+    embedder: EmbeddingClient | None
 
     def rpc(self, function: str, **params: Any) -> Any:
         return self.transport.rpc(function, {"p_job_id": self.job.id, "p_worker": self.worker, **params})
@@ -208,6 +211,23 @@ def _compare_year(ctx: _Context, data: Mapping[str, Any]) -> JobResult:
     return JobResult("done", tokens, result)
 
 
+def _embed(ctx: _Context, data: Mapping[str, Any]) -> JobResult:
+    items = data.get("items") or []
+    if not items:
+        return ctx.skip("nothing left to embed")
+    if ctx.embedder is None:
+        raise ConfigurationError("this worker has no embeddings client for embed jobs")
+    vectors = ctx.embedder.embed(
+        [str(i["text"]) for i in items], model=str(data["model"]), dimensions=int(data["dimensions"])
+    )
+    result = ctx.rpc(
+        "finish_embeddings",
+        p_model=data["model"],
+        p_items=[{"kind": i["kind"], "id": i["id"], "embedding": v} for i, v in zip(items, vectors, strict=True)],
+    )
+    return JobResult("done", None, result)
+
+
 HANDLERS: dict[str, Callable[[_Context, Mapping[str, Any]], JobResult]] = {
     "extract": _extract,
     "summarize_conversation": _summarize_conversation,
@@ -215,7 +235,10 @@ HANDLERS: dict[str, Callable[[_Context, Mapping[str, Any]], JobResult]] = {
     "summarize_week": _summarize_week,
     "summarize_month": _summarize_month,
     "compare_year": _compare_year,
+    "embed": _embed,
 }
+#: The RPC that reads a job's input, when it is not memory.job_input.
+INPUTS: dict[str, str] = {"embed": "embedding_input"}
 assert tuple(HANDLERS) == KINDS
 
 
@@ -223,15 +246,21 @@ assert tuple(HANDLERS) == KINDS
 
 
 def run_job(
-    job: ClaimedJob, *, transport: Transport, llm: LLMClient, worker: str, defer_delay: float = 30.0
+    job: ClaimedJob,
+    *,
+    transport: Transport,
+    llm: LLMClient,
+    worker: str,
+    defer_delay: float = 30.0,
+    embedder: EmbeddingClient | None = None,
 ) -> JobResult:
     """Run one claimed job to its result RPC. Raises JobFailed, ConfigurationError, or the
     database's errors (StateError when another worker owns the job now)."""
     handler = HANDLERS.get(job.kind)
     if handler is None:
         raise JobFailed(f"no handler for job kind {job.kind!r}")
-    ctx = _Context(job, transport, llm, worker, defer_delay)
-    data = ctx.rpc("job_input")
+    ctx = _Context(job, transport, llm, worker, defer_delay, embedder)
+    data = ctx.rpc(INPUTS.get(job.kind, "job_input"))
     if not isinstance(data, Mapping):
         raise JobFailed(f"memory.job_input returned {type(data).__name__}, expected an object")
     if data.get("deferred"):
@@ -265,6 +294,15 @@ def make_llm(environ: Mapping[str, str] | None = None) -> LLMClient:
         raise ConfigurationError(str(exc)) from exc
 
 
+def make_embedder(environ: Mapping[str, str] | None = None) -> EmbeddingClient:
+    """The embeddings client the environment configures (SUPAMEM_EMBEDDING_*; offline by
+    default). Raises ConfigurationError when the configuration cannot work."""
+    try:
+        return EmbeddingClient.from_env(environ)
+    except LLMConfigError as exc:
+        raise ConfigurationError(str(exc)) from exc
+
+
 def describe_llm(llm: LLMClient) -> str:
     """provider/model, for logs and --help output."""
     return f"{llm.settings.provider}/{llm.model}"
@@ -278,6 +316,7 @@ __all__ = [
     "JobFailed",
     "JobResult",
     "describe_llm",
+    "make_embedder",
     "make_llm",
     "run_job",
 ]

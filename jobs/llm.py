@@ -61,6 +61,7 @@ __all__ = [
     "Transport",
     "HTTPTransport",
     "LLMClient",
+    "Retry",
     "make_transport",
     "parse_retry_after",
     "LLMError",
@@ -159,14 +160,7 @@ def _excerpt(text: str | None, limit: int = EXCERPT_CHARS) -> str:
 
 # --- settings -----------------------------------------------------------------------------------------
 
-_ENV = {
-    "provider": "SUPAMEM_LLM_PROVIDER",
-    "base_url": "SUPAMEM_LLM_BASE_URL",
-    "api_key": "SUPAMEM_LLM_API_KEY",
-    "model": "SUPAMEM_LLM_MODEL",
-    "timeout": "SUPAMEM_LLM_TIMEOUT",
-    "max_retries": "SUPAMEM_LLM_MAX_RETRIES",
-}
+_FIELDS = ("provider", "base_url", "api_key", "model", "timeout", "max_retries")
 
 
 class LLMSettings(BaseModel):
@@ -183,17 +177,24 @@ class LLMSettings(BaseModel):
     # Not from the environment; tune in code if ever needed.
     max_backoff: float = Field(30.0, gt=0)
     max_retry_after: float = Field(120.0, ge=0)
+    # The environment variables' prefix, so errors name the variable to fix (the embeddings
+    # client reads the same settings from SUPAMEM_EMBEDDING_*).
+    env_prefix: str = "SUPAMEM_LLM"
+
+    def variable(self, field: str) -> str:
+        return f"{self.env_prefix}_{field.upper()}"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> LLMSettings:
-        """Settings from `environ` (default os.environ); blank variables count as unset.
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, prefix: str = "SUPAMEM_LLM") -> LLMSettings:
+        """Settings from `environ` (default os.environ) under `prefix`; blank variables count as
+        unset.
 
         Raises LLMConfigError naming the variable when a value is invalid.
         """
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for field, variable in _ENV.items():
-            raw = (env.get(variable) or "").strip()
+        values: dict[str, Any] = {"env_prefix": prefix}
+        for field in _FIELDS:
+            raw = (env.get(f"{prefix}_{field.upper()}") or "").strip()
             if raw:
                 values[field] = raw.lower() if field == "provider" else raw
         if "api_key" not in values and (env.get("OPENAI_API_KEY") or "").strip():
@@ -204,8 +205,8 @@ class LLMSettings(BaseModel):
             problems = []
             for error in exc.errors(include_url=False):
                 field = str(error["loc"][0]) if error["loc"] else "?"
-                problems.append(f"{_ENV.get(field, field)}: {error['msg']}")
-            raise LLMConfigError("invalid LLM configuration: " + "; ".join(problems)) from None
+                problems.append(f"{prefix}_{field.upper()}: {error['msg']}")
+            raise LLMConfigError("invalid configuration: " + "; ".join(problems)) from None
 
     def check(self) -> None:
         """LLMConfigError if these settings cannot work for their provider."""
@@ -214,12 +215,12 @@ class LLMSettings(BaseModel):
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise LLMConfigError(
-                f"SUPAMEM_LLM_BASE_URL must be an http(s) URL such as {DEFAULT_BASE_URL}, got {self.base_url!r}"
+                f"{self.variable('base_url')} must be an http(s) URL such as {DEFAULT_BASE_URL}, got {self.base_url!r}"
             )
         if self.api_key is None and parts.hostname == "api.openai.com":
             raise LLMConfigError(
-                "SUPAMEM_LLM_API_KEY (or OPENAI_API_KEY) is required for api.openai.com; "
-                "or set SUPAMEM_LLM_PROVIDER=offline"
+                f"{self.variable('api_key')} (or OPENAI_API_KEY) is required for api.openai.com; "
+                f"or set {self.variable('provider')}=offline"
             )
 
 
@@ -292,13 +293,16 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
 
 class HTTPTransport:
-    """POST {base_url}/chat/completions with httpx; HTTP failures become typed errors."""
+    """POST {base_url}/chat/completions (and /embeddings) with httpx; HTTP failures become typed
+    errors."""
 
     provider = "openai"
 
     def __init__(self, settings: LLMSettings, *, client: httpx.Client | None = None) -> None:
         settings.check()
-        self.url = settings.base_url.rstrip("/") + "/chat/completions"
+        self.settings = settings
+        self.base_url = settings.base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
         self.timeout = settings.timeout
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "supamem-jobs"}
         if settings.api_key is not None:
@@ -307,32 +311,40 @@ class HTTPTransport:
         self._headers = headers
 
     def chat(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return self.post(self.url, payload)
+
+    def embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return self.post(self.base_url + "/embeddings", payload)
+
+    def post(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The JSON object `url` answers to `payload`, or a typed error."""
         try:
-            response = self._client.post(self.url, json=payload, headers=self._headers)
+            response = self._client.post(url, json=payload, headers=self._headers)
         except httpx.TimeoutException as exc:
-            raise LLMTimeout(f"no answer from {self.url} within {self.timeout:g} s ({type(exc).__name__})") from exc
+            raise LLMTimeout(f"no answer from {url} within {self.timeout:g} s ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise LLMConnectionError(f"cannot reach {self.url}: {type(exc).__name__}: {exc}") from exc
+            raise LLMConnectionError(f"cannot reach {url}: {type(exc).__name__}: {exc}") from exc
         status = response.status_code
         if status == 429:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
-            raise LLMRateLimited(f"rate limited by {self.url} (HTTP 429)", retry_after=retry_after)
+            raise LLMRateLimited(f"rate limited by {url} (HTTP 429)", retry_after=retry_after)
         if status >= 500:
             retry_after = parse_retry_after(response.headers.get("retry-after")) if status == 503 else None
             raise LLMServerError(
-                f"server error from {self.url}: HTTP {status}: {_excerpt(response.text)}",
+                f"server error from {url}: HTTP {status}: {_excerpt(response.text)}",
                 status=status,
                 retry_after=retry_after,
                 excerpt=_excerpt(response.text),
             )
         if not 200 <= status < 300:
+            key, base_url = self.settings.variable("api_key"), self.settings.variable("base_url")
             hint = {
-                401: " (check SUPAMEM_LLM_API_KEY)",
-                403: " (check SUPAMEM_LLM_API_KEY and the model's access)",
-                404: " (check SUPAMEM_LLM_BASE_URL and SUPAMEM_LLM_MODEL)",
+                401: f" (check {key})",
+                403: f" (check {key} and the model's access)",
+                404: f" (check {base_url} and the model)",
             }.get(status, "")
             raise LLMRequestError(
-                f"request rejected by {self.url}: HTTP {status}{hint}: {_excerpt(response.text)}",
+                f"request rejected by {url}: HTTP {status}{hint}: {_excerpt(response.text)}",
                 status=status,
                 excerpt=_excerpt(response.text),
             )
@@ -342,7 +354,7 @@ class HTTPTransport:
             body = None
         if not isinstance(body, dict):
             raise LLMBadResponse(
-                f"the response from {self.url} is not a JSON object", excerpt=_excerpt(response.text), error="not JSON"
+                f"the response from {url} is not a JSON object", excerpt=_excerpt(response.text), error="not JSON"
             )
         return body
 
@@ -357,6 +369,50 @@ def make_transport(settings: LLMSettings) -> Transport:
 
         return OfflineProvider()
     return HTTPTransport(settings)
+
+
+# --- retries --------------------------------------------------------------------------------------------
+
+R = TypeVar("R")
+
+
+class Retry:
+    """Runs a request again on transient failures (the failure policy above), for every client
+    of an OpenAI-compatible server: chat completions here, embeddings in `jobs.embeddings`."""
+
+    def __init__(
+        self, settings: LLMSettings, *, sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None
+    ) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        self._rng = rng if rng is not None else random.Random()
+
+    def run(self, request: Callable[[], R], attempts: int = 0) -> tuple[R, int]:
+        """`request()`'s answer and the attempts so far (`attempts` before this call included)."""
+        retries = 0
+        while True:
+            attempts += 1
+            try:
+                return request(), attempts
+            except _RETRYABLE as exc:
+                delay = self._delay(retries, exc)
+                if retries >= self.settings.max_retries or delay is None:
+                    exc.attempts = attempts
+                    raise
+                retries += 1
+                log.warning("request failed (%s); retry %d in %.2f s", exc, retries, delay)
+                self._sleep(delay)
+            except LLMError as exc:
+                exc.attempts = attempts
+                raise
+
+    def _delay(self, retries: int, exc: LLMError) -> float | None:
+        """Seconds before the next try; None when the server asked for longer than we wait."""
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            return retry_after if retry_after <= self.settings.max_retry_after else None
+        ceiling = min(self.settings.max_backoff, BACKOFF_BASE * 2**retries)
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
 
 
 # --- the client -----------------------------------------------------------------------------------------
@@ -442,8 +498,7 @@ class LLMClient:
     ) -> None:
         self.settings = settings if settings is not None else LLMSettings.from_env()
         self.transport: Transport = transport if transport is not None else make_transport(self.settings)
-        self._sleep = sleep
-        self._rng = rng if rng is not None else random.Random()
+        self._retry = Retry(self.settings, sleep=sleep, rng=rng)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> LLMClient:
@@ -559,30 +614,7 @@ class LLMClient:
 
     def _send(self, payload: dict[str, Any], attempts: int) -> tuple[dict[str, Any], int]:
         """One request, retried on transient failures; returns the body and the attempts so far."""
-        retries = 0
-        while True:
-            attempts += 1
-            try:
-                return self.transport.chat(payload), attempts
-            except _RETRYABLE as exc:
-                delay = self._delay(retries, exc)
-                if retries >= self.settings.max_retries or delay is None:
-                    exc.attempts = attempts
-                    raise
-                retries += 1
-                log.warning("LLM request failed (%s); retry %d in %.2f s", exc, retries, delay)
-                self._sleep(delay)
-            except LLMError as exc:
-                exc.attempts = attempts
-                raise
-
-    def _delay(self, retries: int, exc: LLMError) -> float | None:
-        """Seconds before the next try; None when the server asked for longer than we wait."""
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            return retry_after if retry_after <= self.settings.max_retry_after else None
-        ceiling = min(self.settings.max_backoff, BACKOFF_BASE * 2**retries)
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        return self._retry.run(lambda: self.transport.chat(payload), attempts)
 
     @staticmethod
     def _usage(

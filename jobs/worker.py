@@ -46,7 +46,7 @@ from typing import Any, TextIO
 
 from supamem.errors import DatabaseUnavailableError, RateLimitedError, StateError, SupamemError
 
-from .handlers import KINDS, ClaimedJob, ConfigurationError, JobFailed, run_job
+from .handlers import KINDS, ClaimedJob, ConfigurationError, JobFailed, make_embedder, run_job
 from .transport import Transport
 
 log = logging.getLogger("supamem.jobs")
@@ -182,6 +182,7 @@ class Worker:
         idle_min / idle_max: polling delay when the queue is empty (loop mode), doubling.
         defer_delay: seconds a monthly summary waits when its weeks are still being made.
         on_finish: called with (job, outcome) after each job, from the job's thread.
+        embedder: the embeddings client for embed jobs (default: from SUPAMEM_EMBEDDING_*).
     """
 
     def __init__(
@@ -200,6 +201,7 @@ class Worker:
         defer_delay: float = 30.0,
         on_finish: Callable[[ClaimedJob, str], None] | None = None,
         user_ids: Iterable[str] | None = None,
+        embedder: Any = None,
     ) -> None:
         kinds = tuple(dict.fromkeys(kinds))
         unknown = sorted(set(kinds) - set(KINDS))
@@ -213,6 +215,7 @@ class Worker:
             raise ValueError("max_jobs must be at least 1")
         self.transport = transport
         self.llm = llm
+        self.embedder = embedder if embedder is not None or "embed" not in kinds else make_embedder()
         self.kinds = kinds
         self.user_ids = None if user_ids is None else [str(u) for u in user_ids]
         self.concurrency = concurrency
@@ -449,7 +452,8 @@ class Worker:
         extra = self._context(job)
         try:
             result = run_job(
-                job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay
+                job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay,
+                embedder=self.embedder,
             )
         except StateError as exc:
             level = logging.INFO if running.abandoned else logging.WARNING
@@ -467,8 +471,10 @@ class Worker:
             with self._cond:
                 self._summary.fatal = str(exc)
                 running.abandoned = True  # this thread hands it back, not _wind_down
-            self.request_stop(now=True, reason="configuration error: releasing held jobs")
+            # Released before the stop, so run() cannot return (and its caller close the
+            # transport) while the job is still held.
             released = self._release(running)
+            self.request_stop(now=True, reason="configuration error: releasing held jobs")
             with self._cond:
                 self._summary.add(job.kind, "released" if released else "error")
             return "released" if released else "error", None

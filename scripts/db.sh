@@ -7,6 +7,11 @@
 #   scripts/db.sh status   exit 0 when running, 3 when not (like pg_ctl status)
 #   scripts/db.sh url      print the connection URL
 #
+# pgvector has no PostgreSQL 15 package in this Debian release: `start` builds Debian's own source
+# package (from the next release's deb-src, fetched with a private apt configuration that leaves
+# the system's sources alone) against postgresql-server-dev-15 and installs it, as Supabase ships
+# `vector`. The download and build are cached in .supamem/pgvector.
+#
 # Environment: SUPAMEM_DB_PORT (default 54322), PGBIN (default /usr/lib/postgresql/15/bin).
 #
 # The cluster lives in <repo>/.supamem (git-ignored): pgdata/, run/ (unix socket), postgres.log;
@@ -34,6 +39,8 @@ URL="postgresql://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
 EXT_DIR=/usr/share/postgresql/15/extension
 APT_PACKAGES=(postgresql-15-cron postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl)
 READY_TIMEOUT_S=60
+PGVECTOR_VERSION=0.8.0
+PGVECTOR_SUITE=trixie
 
 log() { printf 'db.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -80,6 +87,46 @@ ensure_packages() {
     [[ -f "$EXT_DIR/pg_cron.control" ]] || die "pg_cron still missing after install"
     [[ -f "$EXT_DIR/pgtap.control" ]] || die "pgtap still missing after install"
     command -v pg_prove >/dev/null 2>&1 || die "pg_prove still missing after install"
+}
+
+# Build and install pgvector from Debian's source package (see the header). Installing the -dev
+# package upgrades postgresql-15 to the same point release, so a running cluster is restarted.
+ensure_pgvector() {
+    [[ -f "$EXT_DIR/vector--$PGVECTOR_VERSION.sql" ]] && return 0
+    if ! is_root; then
+        log "pgvector $PGVECTOR_VERSION is missing; run this script once as root to build it"
+        exit 1
+    fi
+    local work="$REPO_ROOT/.supamem/pgvector" restart=0
+    mkdir -p "$work/lists/partial"
+    if [[ ! -x /usr/lib/postgresql/15/bin/pg_config ]] || ! dpkg -s postgresql-server-dev-15 >/dev/null 2>&1; then
+        resolve_data_root
+        if is_running; then restart=1; cmd_stop >/dev/null; fi
+        log "installing postgresql-server-dev-15 (to build pgvector)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql-server-dev-15 make gcc >/dev/null \
+            || { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql-server-dev-15 make gcc >/dev/null; }
+    fi
+    if [[ ! -f "$work/pgvector_$PGVECTOR_VERSION.orig.tar.gz" ]]; then
+        local mirror
+        mirror="$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)"
+        printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+            "${mirror:-http://deb.debian.org/debian}" "$PGVECTOR_SUITE" >"$work/sources.list"
+        local apt_private=(-o APT::Sandbox::User=root -o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$work/lists")
+        log "fetching Debian's pgvector source package ($PGVECTOR_SUITE)"
+        apt-get -q "${apt_private[@]}" update >/dev/null
+        (cd "$work" && apt-get -q "${apt_private[@]}" source --download-only "pgvector=$PGVECTOR_VERSION-1" >/dev/null 2>&1) \
+            || die "could not download pgvector $PGVECTOR_VERSION source"
+    fi
+    log "building pgvector $PGVECTOR_VERSION"
+    rm -rf "$work/build" && mkdir -p "$work/build"
+    tar -xzf "$work/pgvector_$PGVECTOR_VERSION.orig.tar.gz" -C "$work/build" --strip-components=1
+    # OPTFLAGS="": portable code, not tuned to this CPU.
+    make -s -C "$work/build" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" >/dev/null \
+        && make -s -C "$work/build" PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" install >/dev/null \
+        || die "pgvector build failed (in $work/build)"
+    [[ -f "$EXT_DIR/vector--$PGVECTOR_VERSION.sql" ]] || die "pgvector still missing after install"
+    if ((restart)); then cmd_start >/dev/null; fi
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -243,6 +290,7 @@ wait_ready() {
 
 cmd_start() {
     ensure_packages
+    ensure_pgvector
     resolve_data_root
     if is_running; then
         wait_ready

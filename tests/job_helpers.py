@@ -60,11 +60,12 @@ class JobKit:
     # -- jobs --
 
     def jobs(self, kind: str | None = None, user_id: uuid.UUID | None = None) -> list[dict[str, Any]]:
-        """This test's jobs (of one kind, of one of its users), oldest first."""
+        """This test's jobs (of one kind, of one of its users), oldest first; without a kind, the
+        model's jobs (embed jobs are the embeddings tests' concern)."""
         users = self.users if user_id is None else [user_id]
         return self.rows(
-            "select * from memory_private.jobs where user_id = any(%s) and (%s::text is null or kind = %s)"
-            " order by id",
+            "select * from memory_private.jobs where user_id = any(%s)"
+            " and (kind = %s or %s::text is null and kind <> 'embed') order by id",
             [users, kind, kind],
         )
 

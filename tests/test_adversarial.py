@@ -145,6 +145,8 @@ def _value(name: str, type_: str, variant: int, world: dict[str, Any]) -> Any:
         return ["5 minutes", "-1 day", "0", "1000000 years"][variant]
     if type_ == "timestamp with time zone":
         return ["2026-01-01", "infinity", "-infinity", "294276-12-31"][variant]
+    if type_ == "vector":
+        return ["[" + ",".join(["0.1"] * 384) + "]", "[1,2,3]", "[" + ",".join(["1"] * 16_001) + "]", "[NaN]"][variant]
     raise AssertionError(f"no hostile values for type {type_} (add them here)")
 
 
