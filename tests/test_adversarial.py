@@ -97,6 +97,8 @@ def world(superuser: psycopg.Connection) -> dict[str, Any]:
         "insert into memory.conversation_summaries (conversation_id, user_id, from_turn, to_turn, summary)"
         " values (%s, %s, 1, 4, %s)", [conv, victim, f"{MARKER} summary"])
     job = one("select min(id) from memory_private.jobs where user_id = %s", [victim])
+    # Count the victim's words now, so pg_cron's fold cannot change their rows mid-test.
+    superuser.execute("select memory_private.fold_search_terms()")
     superuser.commit()
     return {
         "victim": victim, "tenant": tenant_a, "profile": profile, "conversation": conv, "message": message,

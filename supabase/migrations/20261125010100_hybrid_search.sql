@@ -164,9 +164,20 @@ begin
         from by_text as t
         full join by_memory as v on v.id = t.id
     ),
+    -- A message is as near as it or the nearest memory drawn from it.
     semantic as (
-        select n.message_id as id, rank() over (order by n.distance) as rank
-        from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
+        select x.id, rank() over (order by min(x.distance)) as rank
+        from (
+            select n.message_id as id, n.distance
+            from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
+            union all
+            select mm.source_message_id, n.distance
+            from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
+            join memory.memories as mm on mm.id = n.memory_id
+            where mm.source_message_id is not null
+                and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
+        ) as x
+        group by x.id
     ),
     fused as (
         select coalesce(l.id, s.id) as id,
