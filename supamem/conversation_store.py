@@ -137,18 +137,23 @@ class ConversationStore:
         except SupamemError as exc:
             log_failure(log, "store_turn", None, user_id, exc)
             return False
-        try:
-            self._write_back_pending()
+        def write() -> None:
             user = self.identity.user(user_id, self.tenant_id)
             with self.db.transaction() as tx:
                 conversation = self._current(tx, user)
-                tx.call(
+                row = tx.call_one(
                     "add_turn",
                     conversation_id=conversation["id"],
                     user_content=user_query,
                     assistant_content=ai_response,
                     **({"used_memory_ids": used} if used else {}),
                 )
+            assert row is not None
+            self.fallback.stored(self._key(user_id), row["turn_number"])
+
+        try:
+            self._write_back_pending()
+            self.identity.run(user_id, write)
             return True
         except DatabaseUnavailableError as exc:
             log_degraded(log, "store_turn", None, user_id, exc)

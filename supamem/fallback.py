@@ -167,6 +167,8 @@ class FallbackBuffer:
         self.max_snapshots = max_snapshots
         self._pending: OrderedDict[str, deque[BufferedTurn]] = OrderedDict()
         self._snapshots: OrderedDict[str, list[Turn]] = OrderedDict()
+        #: The newest turn number the database took per key, when no history was read since.
+        self._stored: OrderedDict[str, int] = OrderedDict()
         self._total = 0
         self._sequence = itertools.count(1)
         self._lock = threading.RLock()
@@ -186,7 +188,9 @@ class FallbackBuffer:
         with self._lock:
             turn.sequence = next(self._sequence)
             queue = self._pending.setdefault(key, deque())
-            known = max((t.turn_number for t in self._snapshots.get(key, ())), default=0)
+            known = max(
+                max((t.turn_number for t in self._snapshots.get(key, ())), default=0), self._stored.get(key, 0)
+            )
             turn.provisional_number = max(known, queue[-1].provisional_number if queue else 0) + 1
             if len(queue) >= self.max_turns_per_key:
                 self._drop(key, queue.popleft(), f"more than {self.max_turns_per_key} turns for it")
@@ -257,6 +261,7 @@ class FallbackBuffer:
             queue = self._pending.pop(key, deque())
             self._total -= len(queue)
             self._snapshots.pop(key, None)
+            self._stored.pop(key, None)
             return len(queue)
 
     # -- last-known histories -------------------------------------------------------------
@@ -268,6 +273,15 @@ class FallbackBuffer:
             self._snapshots.move_to_end(key)
             while len(self._snapshots) > self.max_snapshots:
                 self._snapshots.popitem(last=False)
+
+    def stored(self, key: str, turn_number: int) -> None:
+        """The database took turn `turn_number` under `key`: turns buffered later number after it,
+        as the write-back will store them."""
+        with self._lock:
+            self._stored[key] = max(turn_number, self._stored.get(key, 0))
+            self._stored.move_to_end(key)
+            while len(self._stored) > self.max_snapshots:
+                self._stored.popitem(last=False)
 
     def view(
         self, key: str, stored: list[Turn] | None, *, session_id: str, limit: int | None = None

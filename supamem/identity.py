@@ -7,8 +7,10 @@ Users
   `memory.user_id_for(p_external_id, p_tenant_id)` maps it to a user, the same one forever.
 - A UUID that is not an Auth user (register_user fails on its foreign key to auth.users) is
   treated as an external id, so seed 001 callers that mint their own UUIDs still work.
-The mapping never changes while the user exists, so it is cached in-process. (A user deleted
-behind the client's back, e.g. with its auth user, leaves a stale entry: call `forget()`.)
+The mapping never changes while the user exists, so it is cached in-process. A user erased by
+another process (`supamem erase`, `memory.erase_user`) leaves a stale entry here; writes go
+through `Identity.run`, which notices the missing row when the write fails on its foreign key,
+drops the stale ids and runs the write once more (the user is made again, as on first use).
 
 Tenants
 - seed 003's tenant ids are integers; the kit's tenants are UUID rows in `memory.tenants`.
@@ -21,10 +23,14 @@ Tenants
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 from uuid import UUID, uuid5
 
 from .db import Database
 from .errors import InvalidInputError
+
+R = TypeVar("R")
 
 #: Namespace of the deterministic tenant ids (uuid5) for int and name tenant keys.
 TENANT_NAMESPACE = UUID("6f1d2a4e-59c3-4c1e-9f4e-2b7d0c8a5e31")
@@ -154,6 +160,38 @@ class Identity:
         with self._lock:
             self._display[user_uuid] = text
         return text
+
+    def run(
+        self,
+        user_id: str | UUID,
+        write: Callable[[], R],
+        *,
+        cached: Callable[[], Iterable[UUID]] = lambda: (),
+        forget: Callable[[], None] = lambda: None,
+    ) -> R:
+        """Run `write` (which resolves `user_id` through the caches); when it fails on a foreign
+        key (23503) because a cached id of this user no longer has its row (erased by another
+        process), drop this user's cached ids (here and, with `forget`, the caller's own, listed
+        by `cached`) and run it once more."""
+        try:
+            return write()
+        except InvalidInputError as exc:
+            if exc.sqlstate != "23503" or not self._erased(user_id, cached()):
+                raise
+        self.forget(user_id)
+        forget()
+        return write()
+
+    def _erased(self, user_id: str | UUID, also: Iterable[UUID]) -> bool:
+        """True when some id cached for `user_id` names no `memory.users` row any more."""
+        text = str(_as_uuid(user_id) or user_id)
+        with self._lock:
+            ids = {v for k, v in self._users.items() if k[1] == text} | set(also)
+        if not ids:
+            return False
+        with self.db.transaction() as tx:
+            rows = tx.execute("select count(*) as n from memory.users where id = any(%s)", [list(ids)])
+        return rows[0]["n"] < len(ids)
 
     def forget(self, user_id: str | UUID | None = None) -> None:
         """Drop cached mappings (all of them when `user_id` is None)."""

@@ -19,10 +19,11 @@ already names a user of that tenant is used as is, so ids read back from an expo
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from uuid import UUID
 
 from psycopg import sql
@@ -31,6 +32,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from .db import Database, Transaction
 from .errors import InvalidInputError, NotFoundError
 from .identity import Identity, TenantKey, tenant_uuid
+
+T = TypeVar("T")
 
 #: Columns of `memory.memories` a client sees, in table order (`search` is the generated
 #: tsvector behind full-text search: derived from `content`, never exported).
@@ -316,24 +319,42 @@ class MemoryService:
         (`outcome == 'archived: memory cap reached'`, `status == 'archived'`).
         """
         new = memory if isinstance(memory, MemoryCreate) else MemoryCreate.model_validate(memory)
-        owner = self._owner(user_id, tenant_id)
-        with self._transaction(owner) as tx:
-            row = tx.call_one(
-                "remember",
-                content=new.content,
-                type=new.type,
-                user_id=owner.id,
-                profile_id=new.profile_id,
-                category=new.category,
-                confidence=_numeric(new.confidence),
-                context=new.context,
-                source_message_id=new.source_message_id,
-                pinned=new.pinned,
-                expires_at=new.expires_at,
-            )
-            assert row is not None
-            # Validated like every other field: an outcome the model does not know is an error.
-            return self._memory(tx, row["memory_id"], outcome=row["outcome"])
+
+        def write() -> Memory:
+            owner = self._owner(user_id, tenant_id)
+            with self._transaction(owner) as tx:
+                row = tx.call_one(
+                    "remember",
+                    content=new.content,
+                    type=new.type,
+                    user_id=owner.id,
+                    profile_id=new.profile_id,
+                    category=new.category,
+                    confidence=_numeric(new.confidence),
+                    context=new.context,
+                    source_message_id=new.source_message_id,
+                    pinned=new.pinned,
+                    expires_at=new.expires_at,
+                )
+                assert row is not None
+                # Validated like every other field: an outcome the model does not know is an error.
+                return self._memory(tx, row["memory_id"], outcome=row["outcome"])
+
+        return self._run(user_id, write)
+
+    def _run(self, user_id: str | UUID, write: Callable[[], T]) -> T:
+        """A write that survives the user's erasure by another process (`Identity.run`)."""
+
+        def cached() -> list[UUID]:
+            with self._lock:
+                return [o.id for k, o in self._owners.items() if k[0] == str(user_id)]
+
+        def forget() -> None:
+            with self._lock:
+                for key in [k for k in self._owners if k[0] == str(user_id)]:
+                    del self._owners[key]
+
+        return self.identity.run(user_id, write, cached=cached, forget=forget)
 
     def get_memories(
         self,

@@ -246,6 +246,7 @@ class ConversationMemoryManager:
                            "supamem_user_id": str(user_id)},
                 )
         assert row is not None and session is not None
+        self.fallback.stored(self._resolve(session)[0], row["turn_number"])
         return Turn(
             id=str(row["user_message_id"]),
             session_id=str(session),

@@ -103,6 +103,10 @@ def test_outage_mid_conversation(outage_url, caplog, request, make_id):
     assert len(manager.get_session_history(session)) == 2
     assert store.store_turn(store_user, "s1", "r1")
     assert len(store.get_history(store_user)) == 1
+    # Written, never read back before the outage: the buffer still numbers after them.
+    unread_user = make_id("unread")
+    assert store.store_turn(unread_user, "u1", "v1")
+    unread = manager.store_turn(None, user, "n1", "m1").session_id
 
     db_sh("stop")
     with caplog.at_level(logging.WARNING, logger="supamem"):
@@ -118,13 +122,18 @@ def test_outage_mid_conversation(outage_url, caplog, request, make_id):
         manager.store_turn(offline, user, "o1", "p1")
         assert store.store_turn(store_user, "s2", "r2")
         assert [h["user_query"] for h in store.get_history(store_user)] == ["s1", "s2"]
+        assert store.store_turn(unread_user, "u2", "v2")
+        assert [(h["turn_number"], h["user_query"]) for h in store.get_history(unread_user)] == [(2, "u2")]
+        assert manager.store_turn(unread, user, "n2", "m2").turn_number == 2
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any(session in m and user in m and "store_turn" in m for m in warnings)
     assert any(store_user in m and "get_history" in m for m in warnings)
     buffered = [t for key in manager.fallback.pending_keys() for t in manager.fallback.pending(key)]
     store_buffered = [t for key in store.fallback.pending_keys() for t in store.fallback.pending(key)]
-    assert [t.query for t in buffered] == ["q3", "q4", "o1"]
-    assert [t.query for t in store_buffered] == ["s2"]
+    assert [t.query for t in buffered if t.query != "n2"] == ["q3", "q4", "o1"]
+    assert [t.query for t in store_buffered if t.query != "u2"] == ["s2"]
+    buffered = [t for t in buffered if t.query != "n2"]
+    store_buffered = [t for t in store_buffered if t.query != "u2"]
 
     db_sh("start")
     time.sleep(db.retry_interval)  # the client retries the database after this pause
@@ -148,6 +157,9 @@ def test_outage_mid_conversation(outage_url, caplog, request, make_id):
     assert [row[2] for row in _messages(outage_url, offline)] == ["o1", "p1"]
 
     assert [(h["turn_number"], h["user_query"]) for h in store.get_history(store_user)] == [(1, "s1"), (2, "s2")]
+    # The numbers the buffer gave are the ones the write-back stored.
+    assert [(h["turn_number"], h["user_query"]) for h in store.get_history(unread_user)] == [(1, "u1"), (2, "u2")]
+    assert [(t.turn_number, t.query_text) for t in manager.get_session_history(unread)] == [(1, "n1"), (2, "n2")]
     store_conversation = _conversation_of(outage_url, store, store_user)
     store_rows = _messages(outage_url, store_conversation)
     assert [r[2] for r in store_rows] == ["s1", "r1", "s2", "r2"]
