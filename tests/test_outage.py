@@ -17,7 +17,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from uuid import UUID
 
@@ -136,7 +135,7 @@ def test_outage_mid_conversation(outage_url, caplog, request, make_id):
     store_buffered = [t for t in store_buffered if t.query != "u2"]
 
     db_sh("start")
-    time.sleep(db.retry_interval)  # the client retries the database after this pause
+    assert db.wait_available(60)  # the background reconnect found it
     caplog.clear()
     history = manager.get_session_history(session)  # the next call writes the buffer back
     assert len(manager.fallback) == 0
