@@ -353,6 +353,10 @@ class Worker:
                 self._cond.wait(timeout=seconds)
 
     def _claim(self, limit: int) -> list[ClaimedJob]:
+        if "embed" in self.kinds:
+            # Messages written since the last scan get their users' embed jobs now, not at the
+            # next pg_cron minute.
+            self.transport.rpc("queue_embeddings", {})
         rows = self.transport.rpc(
             "claim_jobs",
             {

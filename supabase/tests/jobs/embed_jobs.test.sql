@@ -1,24 +1,33 @@
--- Embed jobs: a new or edited message or memory queues its user's one embed job; the job's input
+-- Embed jobs: new messages are queued by a scan (memory.queue_embeddings: pg_cron and the workers),
+-- an edited message or a memory by trigger, one embed job per user; the job's input
 -- is the user's rows without a vector of the current model, newest first, a batch at a time; its
 -- result is refused whole when a vector has other dimensions (22023, nothing written); a result
 -- of a model that is no longer current stores nothing; the job queues itself again while rows
 -- remain, including rows written while it ran; changing the model builds its index and re-embeds.
 begin;
-select plan(20);
+select plan(22);
 
-select tests.remember('u', memory.user_id_for('embed-jobs.u'));
-select tests.remember('conv', (memory.create_conversation(tests.recall('u')::uuid, 'Embeds')).id);
 update memory_private.settings set value = '2' where key = 'embedding_batch';
 select tests.authenticate_as_service_role();
 select memory.set_embedding_model('test-2d', 2);
+select memory.queue_embeddings();
 select tests.clear_authentication();
+select tests.remember('u', memory.user_id_for('embed-jobs.u'));
+select tests.remember('conv', (memory.create_conversation(tests.recall('u')::uuid, 'Embeds')).id);
 
 select tests.remember('m1', (memory.add_message(tests.recall('conv')::uuid, 'user', 'first words')).id);
 select tests.remember('m2', (memory.add_message(tests.recall('conv')::uuid, 'assistant', 'second words')).id);
 select tests.remember('m3', (memory.add_message(tests.recall('conv')::uuid, 'user', 'third words')).id);
+select is_empty(
+    format($$select 1 from memory_private.jobs where user_id = %L and kind = 'embed'$$, tests.recall('u')),
+    'writing messages queues nothing (the write path stays lean)'
+);
+select tests.authenticate_as_service_role();
+select ok(memory.queue_embeddings() >= 1, 'the scan queues the users who wrote since the last one');
+select tests.clear_authentication();
 select is(
     (select count(*)::integer from memory_private.jobs where user_id = tests.recall('u')::uuid and kind = 'embed'),
-    1, 'three messages of one user queue one embed job'
+    1, 'three messages of one user: one embed job'
 );
 
 select tests.authenticate_as_service_role();
@@ -48,7 +57,7 @@ select is(
     0, 'nothing was written by the refused results'
 );
 
--- A message written while the job runs: the job's row is locked by the write, then seen.
+-- A message written while the job runs is seen by the job's final check.
 select tests.clear_authentication();
 select tests.remember('m4', (memory.add_message(tests.recall('conv')::uuid, 'user', 'fourth words')).id);
 select is(

@@ -5,7 +5,7 @@
 -- query embedding of the wrong dimensions is refused (22023). Vectors are written by hand here,
 -- three-dimensional, under a test model.
 begin;
-select plan(13);
+select plan(14);
 
 select tests.create_cast('search-hybrid');
 select tests.authenticate_as_service_role();
@@ -71,11 +71,20 @@ select is_empty(
 -- Memories: the same fusion, and select_memories lifts the nearest by their similarity.
 select tests.remember('runner', (select memory_id from memory.remember('Trains for a marathon', 'goal')));
 select tests.remember('cook', (select memory_id from memory.remember('Cooks Italian food', 'preference')));
+select tests.remember('pesto', (
+    select memory_id from memory.remember('Loves pesto dishes', 'preference', p_source_message_id => tests.recall('pasta')::bigint)
+));
 select tests.clear_authentication();
 insert into memory_private.memory_embeddings (memory_id, user_id, model, embedding) values
 (tests.recall('runner')::uuid, tests.recall('owner')::uuid, 'test-3d', '[1, 0, 0]'),
-(tests.recall('cook')::uuid, tests.recall('owner')::uuid, 'test-3d', '[0, 1, 0]');
+(tests.recall('cook')::uuid, tests.recall('owner')::uuid, 'test-3d', '[0, 1, 0]'),
+(tests.recall('pesto')::uuid, tests.recall('owner')::uuid, 'test-3d', '[0, 0.2, 1]');
 select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(
+    (select id from memory.search_messages('cuisine', p_query_embedding => '[0, 0, 1]') limit 1),
+    tests.recall('pasta')::bigint,
+    'a message is found through the vector of a memory drawn from it (its own is of an old model)'
+);
 select results_eq(
     $$select id from memory.search_memories('tendon pain', p_query_embedding => '[1, 0.1, 0]') limit 1$$,
     $$values (tests.recall('runner')::uuid)$$,
