@@ -210,6 +210,8 @@ def _drain(kind: str, users: list[str], **worker: Any) -> dict[str, int]:
     outcomes: dict[str, int] = defaultdict(int)
     try:
         with admin() as adm:
+            if kind == "embed":
+                adm.execute("select memory.queue_embeddings()")  # what pg_cron and the worker do
             while one(adm, "select count(*) from memory_private.jobs where kind = %s and status = 'queued' "
                            "and user_id = any(%s::uuid[])", (kind, users)):
                 summary = Worker(transport, LLMClient(LLMSettings(provider="offline")), kinds=[kind], user_ids=users,
