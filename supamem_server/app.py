@@ -1,4 +1,5 @@
-"""The app factory and what a request needs: the database pool, the token verifier, the LLM."""
+"""The app factory and what a request needs: the database pool, the token verifier, the LLM and
+embeddings clients."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 
+from jobs.embeddings import EmbeddingClient
 from jobs.llm import LLMClient
 from supamem.db import Database
 
@@ -26,14 +28,15 @@ class Services:
     verifier: TokenVerifier
     llm: LLMClient
     events: events.MemoryEvents
+    embedder: EmbeddingClient
 
 
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
-               llm: LLMClient | None = None) -> FastAPI:
+               llm: LLMClient | None = None, embedder: EmbeddingClient | None = None) -> FastAPI:
     settings = settings or ServerSettings.from_env()
     db = db or Database(settings.database_url)
     services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
-                        events=events.MemoryEvents(db.url))
+                        events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env())
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -41,6 +44,7 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
         services.events.close()
         services.db.close()
         services.llm.close()
+        services.embedder.close()
 
     app = FastAPI(title="supamem", summary="Conversation memory for LLM chat apps, over Supabase Postgres",
                   version="0.1.0", lifespan=lifespan)

@@ -25,7 +25,8 @@ import psycopg
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from jobs.llm import LLMClient
+from jobs.embeddings import EmbeddingClient
+from jobs.llm import LLMClient, LLMSettings
 from supamem.db import Database
 from supamem_server import create_app
 from supamem_server.settings import ServerSettings
@@ -116,11 +117,12 @@ class Person:
     token: str
 
 
-def serve(database_url: str, superuser: psycopg.Connection) -> Iterator[Served]:
+def serve(database_url: str, superuser: psycopg.Connection, embedder: EmbeddingClient | None = None) -> Iterator[Served]:
     jwks = JWKS()
     db = Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0)
-    app = create_app(settings, db=db, llm=LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}))
+    app = create_app(settings, db=db, llm=LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
+                     embedder=embedder or EmbeddingClient(LLMSettings(provider="offline")))
     # The socket listens before uvicorn runs, so requests wait in its backlog instead of racing the start.
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

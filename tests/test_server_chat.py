@@ -4,8 +4,13 @@ memories it used, sessions continued or started, and the answer streamed as serv
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from server_helpers import Person, Served
+import psycopg
+from server_helpers import Person, Served, serve
+
+from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
+from jobs.llm import LLMSettings
 
 
 def _profiled(person: Person) -> str:
@@ -84,3 +89,36 @@ def test_bad_chat_bodies_are_422_and_store_nothing(served: Served) -> None:
     assert empty.status_code == 422
     count = served.superuser.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
     assert count == (0,)
+
+
+class _Recording(OfflineEmbeddings):
+    """The offline embeddings, remembering what they were asked to embed."""
+
+    def __init__(self) -> None:
+        self.inputs: list[str] = []
+
+    def embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.inputs.extend(payload["input"])
+        return super().embeddings(payload)
+
+
+def test_the_question_is_embedded_for_the_memory_selection(database_url: str, superuser: psycopg.Connection) -> None:
+    recording = _Recording()
+    for served in serve(database_url, superuser, EmbeddingClient(LLMSettings(provider="offline"), transport=recording)):
+        alice = served.person()
+        profile = _profiled(alice)
+        body = alice.http.post("/chat", json={"message": "Any photographer advice?", "profile_id": profile}).json()
+        assert recording.inputs == ["Any photographer advice?"]
+        assert [m["content"] for m in body["used_memories"]] == ["Training for the Berlin marathon"]
+
+
+def test_a_failing_embeddings_server_leaves_the_chat_lexical(database_url: str, superuser: psycopg.Connection) -> None:
+    # A server for another model than the database's: every embedding fails, the chat goes on.
+    broken = EmbeddingClient(LLMSettings(provider="openai", base_url="http://127.0.0.1:9/v1", api_key="k",
+                                         env_prefix="SUPAMEM_EMBEDDING"))
+    for served in serve(database_url, superuser, broken):
+        alice = served.person()
+        profile = _profiled(alice)
+        response = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})
+        assert response.status_code == 200, response.text
+        assert [m["content"] for m in response.json()["used_memories"]] == ["Training for the Berlin marathon"]
