@@ -13,7 +13,6 @@ as server-sent events: `token` events, then a `done` event carrying the whole re
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
@@ -21,15 +20,14 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from jobs.llm import LLMError
 from supamem.formatting import format_history_for_prompt
 from supamem.memories import MemoryService
 
 from .deps import Tx
+from .embedding import query_embedding
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
-log = logging.getLogger("supamem.server")
 
 SYSTEM_PROMPT = "You are a helpful assistant. Use what you know about the user when it helps; never invent it."
 
@@ -68,24 +66,10 @@ def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> 
     return [{"role": "system", "content": system}, {"role": "user", "content": question}]
 
 
-def _query_embedding(request: Request, tx: Tx, question: str) -> str | None:
-    """The question's vector under the database's current model, or None (lexical only)."""
-    model = tx.execute(
-        "select memory_private.setting('embedding_model') ->> 0 as name,"
-        " (memory_private.setting('embedding_dimensions'))::integer as dimensions"
-    )[0]
-    try:
-        (vector,) = request.app.state.supamem.embedder.embed([question], model=model["name"], dimensions=model["dimensions"])
-    except LLMError as exc:
-        log.warning("chat: no query embedding (%s); choosing memories lexically", exc)
-        return None
-    return str(vector)
-
-
 def answer(request: Request, tx: Tx, body: ChatRequest) -> ChatResponse:
     session = _session(tx, body.session_id, body.profile_id)
     context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
-                            query_embedding=_query_embedding(request, tx, body.message))
+                            query_embedding=query_embedding(request, tx, body.message))
     chosen = [_Chosen(m) for m in context.get("memories") or []]
     reply = request.app.state.supamem.llm.reply(_messages(context, chosen, body.message))
     tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,

@@ -12,10 +12,11 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Query, Request, Response
 from psycopg.types.json import Jsonb
 
 from .deps import Tx, visible
+from .embedding import query_embedding
 from .models import (
     Cleared,
     Extraction,
@@ -41,8 +42,10 @@ def _memory(tx: Tx, memory_id: UUID) -> Memory:
 
 @router.get("/memories", response_model=list[Memory], summary="List or search the user's memories (filterable)")
 def list_memories(
+    request: Request,
     tx: Tx,
-    search: str | None = Query(None, max_length=1000, description="keywords (full text, with a typo fallback)"),
+    search: str | None = Query(None, max_length=1000,
+                               description="words to search: full text and meaning (hybrid), with a typo fallback"),
     type: MemoryType | None = None,  # noqa: A002 - the seed's filter name
     category: str | None = None,
     profile_id: UUID | None = None,
@@ -55,7 +58,8 @@ def list_memories(
 ) -> list[Memory]:
     rows = tx.call("search_memories", query=search, type=type, category=category, profile_id=profile_id,
                    conversation_id=conversation_id, created_from=created_from, created_to=created_to,
-                   status=status, limit=limit, offset=offset)
+                   status=status, limit=limit, offset=offset,
+                   query_embedding=query_embedding(request, tx, search) if search else None)
     return [Memory.model_validate(r) for r in rows]
 
 

@@ -23,7 +23,11 @@ insert into memory_private.settings (key, value, description) values
     'The embedding model whose vectors search compares (memory.set_embedding_model changes it).'
 ),
 ('embedding_dimensions', '384', 'Dimensions of the embedding model''s vectors.'),
-('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.');
+('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.'),
+(
+    'memory_search_min_similarity', '0.5',
+    'Cosine similarity a memory needs to match a search by meaning alone (search_memories).'
+);
 
 update memory_private.settings
 set value = value || '["embed"]'::jsonb

@@ -5,7 +5,7 @@
 -- query embedding of the wrong dimensions is refused (22023). Vectors are written by hand here,
 -- three-dimensional, under a test model.
 begin;
-select plan(14);
+select plan(15);
 
 select tests.create_cast('search-hybrid');
 select tests.authenticate_as_service_role();
@@ -89,6 +89,12 @@ select results_eq(
     $$select id from memory.search_memories('tendon pain', p_query_embedding => '[1, 0.1, 0]') limit 1$$,
     $$values (tests.recall('runner')::uuid)$$,
     'search_memories finds the semantic neighbour first'
+);
+select ok(
+    tests.recall('cook')::uuid not in (
+        select id from memory.search_memories('tendon pain', p_query_embedding => '[1, 0.1, 0]')
+    ),
+    'a memory whose meaning is not similar enough (memory_search_min_similarity) is not a match'
 );
 select is_empty(
     $$select id from memory.search_memories('tendon pain')$$,
