@@ -18,7 +18,8 @@ Connection handling:
   `check_idle` seconds and retries once a statement a shutdown cut off (it did not commit);
 - connections are in autocommit: a single RPC call (`call`, `call_one`, `call_value`) is one
   statement and one round trip, atomic on its own; `transaction()` opens an explicit one;
-- when no connection can be had within `timeout` (the database is down), the pool is retired
+- when no connection can be had within `timeout`, or a broken connection is followed by a
+  direct connection attempt the server refuses (the database is down), the pool is retired
   and calls fail at once with `DatabaseUnavailableError` (the fallback answers in microseconds)
   while one background thread tries a fresh pool every `retry_interval` seconds (each try
   waiting up to `connect_timeout`); the first call after it succeeded uses the new pool, and no
@@ -324,7 +325,18 @@ class Database:
                 return conn
             except psycopg.Error:
                 pool.putconn(conn)
+                if not self._reachable():  # do not wait `timeout` for a pool that cannot connect
+                    raise psycopg.OperationalError("the database does not answer") from None
         return pool.getconn()
+
+    def _reachable(self) -> bool:
+        """One direct connection attempt: a server that is down refuses it at once."""
+        try:
+            psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout)),
+                            application_name=self.application_name).close()
+            return True
+        except psycopg.Error:
+            return False
 
     @contextmanager
     def _checkout(self, *, idle: float) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -381,6 +393,9 @@ class Database:
                     return work(Transaction(conn))
             except DatabaseUnavailableError as exc:
                 if attempt == 2 or exc.sqlstate not in _TERMINATED:
+                    raise
+                if not self._reachable():  # shut down, not restarted: fail now, reconnect behind
+                    self._retire(self._pool)
                     raise
         raise AssertionError("unreachable")
 

@@ -17,6 +17,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from uuid import UUID
 
@@ -194,3 +195,24 @@ def test_restart_between_calls_is_invisible(outage_url, request, make_id):
     turn = manager.store_turn(session, user, "after", "b")
     assert not turn.buffered and turn.turn_number == 2
     assert [t.query_text for t in manager.get_session_history(session)] == ["before", "after"]
+
+
+def test_a_stopped_database_is_answered_from_the_fallback_without_waiting(outage_url, request, make_id):
+    """The first call after the database stops does not wait for the pool's `timeout` (a minute
+    here): it sees that the server refuses connections and answers from the buffer; so do the
+    calls after it, while one background thread reconnects."""
+    request.addfinalizer(lambda: db_sh("start"))
+    db = Database(outage_url, timeout=60.0, connect_timeout=60.0, retry_interval=0.5)
+    request.addfinalizer(db.close)
+    store = ConversationStore(db)
+    user = make_id("nowait")
+    assert store.store_turn(user, "before", "a")
+    db_sh("stop")
+    started = time.monotonic()
+    for i in range(3):
+        assert store.store_turn(user, f"during {i}", "b")
+    assert time.monotonic() - started < db.timeout / 2, "a call waited for the pool instead of the fallback"
+    assert len(store.fallback) == 3
+    db_sh("start")
+    assert db.wait_available(120)
+    assert [h["user_query"] for h in store.get_history(user)] == ["before", "during 0", "during 1", "during 2"]
