@@ -1,0 +1,53 @@
+-- The extraction rate limit counts the finished and the running extractions in one snapshot.
+--
+-- Why: the two counts were separate statements, each with its own snapshot (read committed). An
+-- extraction finishing between them (its ledger row and its job's 'done' committed together)
+-- was in neither: not in the ledger yet for the first, no longer running for the second, so a
+-- 61st extraction could start within a minute (seen once in about ten runs of
+-- tests/test_rate_limit.py). One statement sees it on one side or the other.
+
+create or replace function memory_private.extraction_slot(p_user_id uuid, p_job_id bigint)
+returns timestamptz
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_limit integer := (memory_private.setting('extraction_rate_limit'))::integer;
+    v_recent integer;
+    v_running integer;
+    v_waiting integer;
+    v_line integer;
+begin
+    if p_user_id is null then
+        return null;
+    end if;
+    perform pg_advisory_xact_lock(hashtextextended('supamem.extraction_slot:' || p_user_id::text, 0));
+    -- Taken after the lock, so it sees what the previous holder committed.
+    select
+        (
+            select count(*) from memory.memory_extractions as e
+            where e.user_id = p_user_id and e.created_at > now() - interval '1 minute'
+        ),
+        (
+            select count(*) from memory_private.jobs as j
+            where j.user_id = p_user_id and j.kind = 'extract' and j.status = 'running' and j.id <> p_job_id
+        )
+    into v_recent, v_running;
+    if v_recent + v_running < v_limit then
+        return null;
+    end if;
+    select count(*) into v_waiting from memory_private.jobs as j
+    where j.user_id = p_user_id and j.kind = 'extract' and j.status = 'queued' and j.run_after > now();
+    -- How many slots must free before this job fits, queued behind the ones already waiting.
+    v_line := v_recent + v_running + v_waiting + 1 - v_limit;
+    if v_line <= v_recent then
+        return (
+            select e.created_at + interval '1 minute' from memory.memory_extractions as e
+            where e.user_id = p_user_id and e.created_at > now() - interval '1 minute'
+            order by e.created_at
+            offset v_line - 1 limit 1
+        );
+    end if;
+    return now() + interval '1 minute' * ceil((v_line - v_recent)::numeric / greatest(v_limit, 1));
+end
+$$;
