@@ -9,8 +9,8 @@ Users
   treated as an external id, so seed 001 callers that mint their own UUIDs still work.
 The mapping never changes while the user exists, so it is cached in-process. A user erased by
 another process (`supamem erase`, `memory.erase_user`) leaves a stale entry here; writes go
-through `Identity.run`, which notices the missing row when the write fails on its foreign key,
-drops the stale ids and runs the write once more (the user is made again, as on first use).
+through `Identity.run`, which notices the missing row when the write is refused, drops the
+stale ids and runs the write once more (the user is made again, as on first use).
 
 Tenants
 - seed 003's tenant ids are integers; the kit's tenants are UUID rows in `memory.tenants`.
@@ -28,7 +28,7 @@ from typing import TypeVar
 from uuid import UUID, uuid5
 
 from .db import Database
-from .errors import InvalidInputError
+from .errors import InvalidInputError, NotFoundError
 
 R = TypeVar("R")
 
@@ -169,14 +169,14 @@ class Identity:
         cached: Callable[[], Iterable[UUID]] = lambda: (),
         forget: Callable[[], None] = lambda: None,
     ) -> R:
-        """Run `write` (which resolves `user_id` through the caches); when it fails on a foreign
-        key (23503) because a cached id of this user no longer has its row (erased by another
-        process), drop this user's cached ids (here and, with `forget`, the caller's own, listed
-        by `cached`) and run it once more."""
+        """Run `write` (which resolves `user_id` through the caches); when it is refused (a
+        foreign key, a missing profile, a row not found) and a cached id of this user no longer
+        has its row (erased by another process), drop this user's cached ids (here and, with
+        `forget`, the caller's own, listed by `cached`) and run it once more."""
         try:
             return write()
-        except InvalidInputError as exc:
-            if exc.sqlstate != "23503" or not self._erased(user_id, cached()):
+        except (InvalidInputError, NotFoundError):
+            if not self._erased(user_id, cached()):
                 raise
         self.forget(user_id)
         forget()
