@@ -201,7 +201,8 @@ def _rank_kit(conn: Any, loaded: dict[str, Any], question: str, embedding: str |
 
 
 def _drain(kind: str, users: list[str], **worker: Any) -> dict[str, int]:
-    """Run the kit's worker on `users`' jobs of `kind` until none is queued; outcomes counted."""
+    """Run the kit's worker on `users`' jobs of `kind` until a run finds none; outcomes counted.
+    (A worker that runs embed jobs queues them itself before claiming.)"""
     from jobs.llm import LLMClient, LLMSettings
     from jobs.transport import PsycopgTransport
     from jobs.worker import Worker
@@ -209,17 +210,15 @@ def _drain(kind: str, users: list[str], **worker: Any) -> dict[str, int]:
     transport = PsycopgTransport.from_url(bench_url(), max_size=4)
     outcomes: dict[str, int] = defaultdict(int)
     try:
-        with admin() as adm:
-            if kind == "embed":
-                adm.execute("select memory.queue_embeddings()")  # what pg_cron and the worker do
-            while one(adm, "select count(*) from memory_private.jobs where kind = %s and status = 'queued' "
-                           "and user_id = any(%s::uuid[])", (kind, users)):
-                summary = Worker(transport, LLMClient(LLMSettings(provider="offline")), kinds=[kind], user_ids=users,
-                                 concurrency=2, **worker).run(once=True)
-                if summary.fatal:
-                    raise RuntimeError(f"{kind} worker stopped: {summary.fatal}")
-                for (_, outcome), n in summary.counts.items():
-                    outcomes[outcome] += n
+        while True:
+            summary = Worker(transport, LLMClient(LLMSettings(provider="offline")), kinds=[kind], user_ids=users,
+                             concurrency=2, **worker).run(once=True)
+            if summary.fatal:
+                raise RuntimeError(f"{kind} worker stopped: {summary.fatal}")
+            if not summary.counts:
+                break
+            for (_, outcome), n in summary.counts.items():
+                outcomes[outcome] += n
     finally:
         transport.close()
     return dict(outcomes)
