@@ -5,7 +5,8 @@ test database on 54322 where colleagues run tests: `bench_url()` refuses that po
 BENCH_ALLOW_PORT_54322=1. Connections made here are plain psycopg connections:
 - `service()` acts as Supabase's service_role (what an app server or a job uses; the kit's
   `supamem.Database` does the same `set role service_role`);
-- `admin()` is the postgres superuser, used only to generate data set-based and to read plans.
+- `admin()` is the cluster's superuser (supabase_admin, as on Supabase's image; postgres is not
+  one), used only to tune the server, generate data set-based and read plans.
 Peers get their own plain connections as their documentation shows.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = REPO_ROOT / "bench"
@@ -54,9 +55,11 @@ def bench_url() -> str:
 
 
 def connect(*, role: str | None = "service_role", autocommit: bool = True, prepare_threshold: int | None = 0,
-            **kwargs: Any) -> psycopg.Connection:
-    """A new connection; with `role`, it acts as that role for its whole session."""
-    conn = psycopg.connect(bench_url(), autocommit=autocommit, prepare_threshold=prepare_threshold,
+            login: str | None = None, **kwargs: Any) -> psycopg.Connection:
+    """A new connection (as `login`, else the URL's postgres); with `role`, it acts as that role
+    for its whole session."""
+    url = bench_url() if login is None else make_conninfo(bench_url(), user=login)
+    conn = psycopg.connect(url, autocommit=autocommit, prepare_threshold=prepare_threshold,
                            application_name="supamem-bench", **kwargs)
     if role:
         conn.execute(f"set role {role}")  # a fixed identifier chosen here, never input
@@ -70,7 +73,7 @@ def service(**kwargs: Any) -> psycopg.Connection:
 
 
 def admin(**kwargs: Any) -> psycopg.Connection:
-    return connect(role=None, **kwargs)
+    return connect(role=None, login="supabase_admin", **kwargs)
 
 
 @contextmanager

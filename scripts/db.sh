@@ -5,12 +5,18 @@
 #   scripts/db.sh stop     fast shutdown (no-op when not running)
 #   scripts/db.sh reset    stop, delete the cluster, start a fresh one (then re-run migrations)
 #   scripts/db.sh status   exit 0 when running, 3 when not (like pg_ctl status)
-#   scripts/db.sh url      print the connection URL
+#   scripts/db.sh url      print the connection URL (postgres)
+#   scripts/db.sh admin-url  print the superuser's connection URL (supabase_admin)
 #
 # pgvector has no PostgreSQL 15 package in this Debian release: `start` builds Debian's own source
 # package (from the next release's deb-src, fetched with a private apt configuration that leaves
 # the system's sources alone) against postgresql-server-dev-15 and installs it, as Supabase ships
 # `vector`. The download and build are cached in .supamem/pgvector.
+#
+# As on a hosted Supabase project, the superuser is `supabase_admin` (initdb's bootstrap user) and
+# `postgres` is not a superuser: scripts/bootstrap.sql (loaded by migrate.py --bootstrap) creates
+# it with Supabase's attributes, and migrations and tests run as it. `url` prints postgres' URL,
+# `admin-url` the superuser's (the same password, local only).
 #
 # Environment: SUPAMEM_DB_PORT (default 54322), PGBIN (default /usr/lib/postgresql/15/bin).
 #
@@ -33,9 +39,11 @@ else
     STATE_DIR="$REPO_ROOT/.supamem/port-$PORT"
 fi
 DB_USER=postgres
+DB_SUPERUSER=supabase_admin
 DB_PASSWORD=postgres
 DB_NAME=postgres
 URL="postgresql://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
+ADMIN_URL="postgresql://${DB_SUPERUSER}:${DB_PASSWORD}@127.0.0.1:${PORT}/${DB_NAME}"
 EXT_DIR=/usr/share/postgresql/15/extension
 APT_PACKAGES=(postgresql-15-cron postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl)
 READY_TIMEOUT_S=60
@@ -241,7 +249,7 @@ init_cluster() {
     log "initializing cluster in $PGDATA"
     local locale_args=(--no-locale)
     if locale -a 2>/dev/null | grep -qix 'c\.utf-\?8'; then locale_args=(--locale=C.UTF-8); fi
-    as_pg "$PGBIN/initdb" -D "$PGDATA" -U "$DB_USER" -E UTF8 "${locale_args[@]}" \
+    as_pg "$PGBIN/initdb" -D "$PGDATA" -U "$DB_SUPERUSER" -E UTF8 "${locale_args[@]}" \
         --auth-local=trust --auth-host=scram-sha-256 >>"$LOG_FILE" 2>&1 \
         || { tail -n 30 "$LOG_FILE" >&2; die "initdb failed (log: $LOG_FILE)"; }
     # Settings that never change go here; per-start settings go to supamem.conf (write_conf).
@@ -274,7 +282,7 @@ EOF
 }
 
 psql_local() {
-    as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$RUN_DIR" -p "$PORT" -U "$DB_USER" -d "$DB_NAME" "$@"
+    as_pg "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$RUN_DIR" -p "$PORT" -U "$DB_SUPERUSER" -d "$DB_NAME" "$@"
 }
 
 wait_ready() {
@@ -304,8 +312,11 @@ cmd_start() {
     as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$LOG_FILE" -w -t "$READY_TIMEOUT_S" start >/dev/null \
         || { tail -n 30 "$LOG_FILE" >&2; die "pg_ctl start failed (log: $LOG_FILE)"; }
     wait_ready
+    # A cluster from before the Supabase-shaped stack has a superuser postgres and no supabase_admin.
+    psql_local -c "select" >/dev/null 2>&1 \
+        || die "this cluster has no $DB_SUPERUSER superuser (it predates the Supabase-shaped local stack); \`make db-reset\` rebuilds it"
     # Same credentials as Supabase's local stack; trust on the socket lets us (re)set it.
-    psql_local -c "alter role $DB_USER with password '$DB_PASSWORD'"
+    psql_local -c "alter role $DB_SUPERUSER with password '$DB_PASSWORD'"
     echo "started (pid $(pid_from_file)) at $URL"
 }
 
@@ -338,7 +349,7 @@ cmd_status() {
 }
 
 usage() {
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 case "${1:-}" in
@@ -347,6 +358,7 @@ case "${1:-}" in
     reset) cmd_reset ;;
     status) cmd_status ;;
     url) echo "$URL" ;;
+    admin-url) echo "$ADMIN_URL" ;;
     -h | --help | help) usage ;;
     *)
         usage >&2

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Apply supabase/migrations/*.sql in order, recording them where the Supabase CLI does.
 
-Each pending file runs in its own transaction, sent whole as one simple-protocol query (files
-hold several statements and $$ bodies), and its version is inserted into
-supabase_migrations.schema_migrations in the same transaction, so a failed file leaves nothing
-behind and earlier files stay applied. The result matches `supabase db push` / `db reset`.
+Each pending file is applied as `supabase db push` applies it: split into statements by the
+CLI's own rules (split_statements, a port of supabase/cli pkg/parser), each statement sent alone
+with the extended protocol (so a statement the CLI would mis-split fails here too), all of them and
+the history row (version, statements, name) in one transaction, so a failed file leaves nothing
+behind and earlier files stay applied. Migrations run as the URL's role: `postgres`, which on the
+local stack is not a superuser, as on a hosted project.
 
 Local stack only: --bootstrap first loads scripts/bootstrap.sql (roles, auth, extensions that a
-hosted Supabase project already has), --with-pgtap creates pgTAP in schema `extensions`.
+hosted Supabase project already has) as the cluster's superuser `supabase_admin` (--admin-url),
+--with-pgtap creates pgTAP in schema `extensions` as that superuser (supautils does on a project).
 The bootstrap is loaded only into a database with no migrations yet: re-running it on top of
 migrations would re-grant Supabase's defaults that a migration may have revoked, and the
 database would no longer match a real project. When bootstrap.sql has changed since, the
@@ -31,10 +34,12 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
+# The local stack's superuser (scripts/db.sh initdb), as on Supabase's image.
+ADMIN_ROLE = "supabase_admin"
 BOOTSTRAP_SQL = REPO_ROOT / "scripts" / "bootstrap.sql"
 MIGRATIONS_DIR = REPO_ROOT / "supabase" / "migrations"
 # Same rule as the Supabase CLI: <14 digits>_<name>.sql; anything else is skipped.
@@ -79,12 +84,14 @@ def find_migrations(directory: Path) -> list[Migration]:
     return [found[v] for v in sorted(found)]
 
 
-def describe_error(exc: psycopg.Error, source: str | None = None) -> str:
-    """SQLSTATE, message, and where it happened (line in the file when Postgres says)."""
+def describe_error(exc: psycopg.Error, source: str | None = None, base: int = 0) -> str:
+    """SQLSTATE, message, and where it happened (line in the file when Postgres says).
+
+    `base` is where the failing statement starts in `source`."""
     diag = exc.diag
     lines = [f"{diag.sqlstate or '?????'}: {diag.message_primary or str(exc).strip()}"]
     if diag.statement_position and source is not None:
-        pos = int(diag.statement_position)  # 1-based, in characters of the query string
+        pos = base + int(diag.statement_position)  # 1-based, in characters of the statement
         before = source[: pos - 1]
         line_no = before.count("\n") + 1
         col = pos - (before.rfind("\n") + 1)
@@ -120,9 +127,8 @@ def bootstrap(conn: psycopg.Connection) -> None:
     """Load bootstrap.sql into a fresh database; afterwards only check it is still the same."""
     digest = hashlib.sha256(BOOTSTRAP_SQL.read_bytes()).hexdigest()
     row = conn.execute(
-        "select obj_description(n.oid, 'pg_namespace'),"
+        "select (select obj_description(n.oid, 'pg_namespace') from pg_namespace as n where n.nspname = 'extensions'),"
         " to_regclass('supabase_migrations.schema_migrations') is not null"
-        " from pg_namespace as n where n.nspname = 'supabase_migrations'"
     ).fetchone()
     recorded, has_table = row if row else (None, False)
     has_migrations = has_table and conn.execute(
@@ -131,7 +137,7 @@ def bootstrap(conn: psycopg.Connection) -> None:
     if not has_migrations:
         run_script(conn, BOOTSTRAP_SQL, "bootstrap")
         conn.execute(
-            sql.SQL("comment on schema supabase_migrations is {}").format(
+            sql.SQL("comment on schema extensions is {}").format(
                 sql.Literal(BOOTSTRAP_MARK + digest)
             )
         )
@@ -167,18 +173,110 @@ def applied_versions(conn: psycopg.Connection) -> set[str]:
     return {r[0] for r in rows}
 
 
+def split_statements(text: str) -> list[str]:
+    """Split a migration where the Supabase CLI splits it (supabase/cli pkg/parser, SplitAndTrim).
+
+    A `;` ends a statement unless it is inside quotes ('…', "…"), a dollar quote, a comment (--,
+    nested /* */), parentheses, or a BEGIN ATOMIC body; a backslash escapes the next character.
+    The CLI's quirks are kept on purpose (nested parentheses close at the first `)`), so a file
+    the CLI would split wrongly fails here as it would there. Statements keep their comments,
+    lose the trailing `;` and surrounding space; empty ones are dropped.
+    """
+    statements: list[str] = []
+    start = 0
+
+    def ready_next(ch: str, end: int) -> tuple | None:
+        """ReadyState.Next: the state after `ch`; None emits a statement."""
+        if ch == "$":
+            return ("tag", end - 1)
+        if ch in "'\"":
+            return ("quote", ch, False)
+        if ch == "-":
+            return ("dash",)
+        if ch == "/":
+            return ("slash", 0)
+        if ch == "\\":
+            return ("escape",)
+        if ch == ";":
+            return None
+        if ch == "(":
+            return ("atomic", ("ready",), ")")
+        if ch in "cC" and end >= 6 and text[end - 6:end].upper() == "ATOMIC":
+            return ("atomic", ("ready",), "END")
+        return ("ready",)
+
+    def step(st: tuple, ch: str, end: int) -> tuple | None:
+        kind = st[0]
+        if kind == "ready":
+            return ready_next(ch, end)
+        if kind == "dash":
+            return ("dollar", "\n") if ch == "-" else ready_next(ch, end)
+        if kind == "slash":
+            depth = st[1]
+            window = text[max(0, end - 2):end]
+            if window == "/*":
+                return ("slash", depth + 1)
+            if depth == 0:
+                return ready_next(ch, end)
+            if window == "*/":
+                return ("ready",) if depth == 1 else ("slash", depth - 1)
+            return st
+        if kind == "quote":
+            _, delimiter, escape = st
+            if escape:
+                return ("quote", delimiter, False) if ch == delimiter else ready_next(ch, end)
+            return ("quote", delimiter, ch == delimiter)
+        if kind == "dollar":
+            delimiter = st[1]
+            return ("ready",) if text[max(0, end - len(delimiter)):end] == delimiter else st
+        if kind == "tag":
+            if ch == "$":
+                return ("dollar", text[st[1]:end])
+            if ch.isalnum() or ch == "_":
+                return st
+            return ready_next(ch, end)
+        if kind == "escape":
+            return ("ready",)
+        # atomic: run the wrapped state; the delimiter counts only outside quotes and comments
+        _, inner, delimiter = st
+        following = step(inner, ch, end)
+        if following is not None:
+            inner = following
+        if inner[0] == "ready" and text[max(0, end - len(delimiter)):end].upper() == delimiter.upper():
+            return ("ready",)
+        return ("atomic", inner, delimiter)
+
+    current: tuple = ("ready",)
+    for index, ch in enumerate(text):
+        following = step(current, ch, index + 1)
+        if following is None:
+            statements.append(text[start:index + 1])
+            start, current = index + 1, ("ready",)
+        else:
+            current = following
+    statements.append(text[start:])
+    trimmed = (s.rstrip(";").strip() for s in statements)
+    return [s for s in trimmed if s]
+
+
 def apply_migration(conn: psycopg.Connection, m: Migration) -> None:
     text = m.path.read_text(encoding="utf-8")
+    statements = split_statements(text)
+    base = 0
     try:
-        with conn.transaction():
-            conn.execute(text, prepare=False)
-            conn.execute(
+        with conn.transaction(), conn.cursor(binary=True) as cursor:
+            # binary=True makes psycopg use the extended protocol, one statement per message,
+            # as the CLI's batch does.
+            for statement in statements:
+                base = text.find(statement, base)
+                cursor.execute(statement, prepare=False)
+            cursor.execute(
                 "insert into supabase_migrations.schema_migrations (version, statements, name)"
                 " values (%s, %s, %s)",
-                (m.version, [text], m.name),
+                (m.version, statements, m.name),
             )
     except psycopg.Error as exc:
-        message = f"{m.path.name} failed:\n  {describe_error(exc, text)}"
+        message = f"{m.path.name} failed:\n  {describe_error(exc, text, base)}"
         if not exc.diag.statement_position:
             where = locate_with_psql(conn, m.path)
             if where:
@@ -226,6 +324,30 @@ def print_warnings(diag: psycopg.errors.Diagnostic) -> None:
         print(f"WARNING: {diag.message_primary}", file=sys.stderr)
 
 
+def prepare_local_stack(admin_url: str, *, bootstrap_first: bool, with_pgtap: bool) -> None:
+    """As the local stack's superuser: the bootstrap, and pgTAP (supautils' part on a project)."""
+    try:
+        admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        if f'role "{ADMIN_ROLE}" does not exist' in str(exc):
+            raise MigrationFailed(
+                f"this cluster has no {ADMIN_ROLE} superuser (it predates the Supabase-shaped local"
+                " stack, where postgres is not a superuser); `make db-reset` rebuilds it"
+            ) from exc
+        raise
+    with admin:
+        admin.add_notice_handler(print_warnings)
+        admin.execute(sql.SQL("select pg_advisory_lock({})").format(sql.Literal(LOCK_KEY)))
+        if bootstrap_first:
+            bootstrap(admin)
+        if with_pgtap:
+            try:
+                with admin.transaction():
+                    admin.execute("create extension if not exists pgtap with schema extensions")
+            except psycopg.Error as exc:
+                raise MigrationFailed(f"create extension pgtap failed:\n  {describe_error(exc)}") from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Apply supabase/migrations to DATABASE_URL, like `supabase db push`.",
@@ -246,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
         help="create extension pgtap in schema extensions (for the pgTAP tests)",
     )
     parser.add_argument(
+        "--admin-url",
+        default=os.environ.get("SUPAMEM_ADMIN_URL"),
+        help=f"the local stack's superuser, for --bootstrap and --with-pgtap"
+        f" (default: $SUPAMEM_ADMIN_URL, else the database URL as {ADMIN_ROLE})",
+    )
+    parser.add_argument(
         "--migrations-dir",
         type=Path,
         default=MIGRATIONS_DIR,
@@ -262,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         migrations = find_migrations(args.migrations_dir)
+        if args.bootstrap or args.with_pgtap:
+            prepare_local_stack(args.admin_url or make_conninfo(args.database_url, user=ADMIN_ROLE),
+                                bootstrap_first=args.bootstrap, with_pgtap=args.with_pgtap)
         conn = psycopg.connect(args.database_url, autocommit=True, connect_timeout=10)
     except MigrationFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -275,15 +406,6 @@ def main(argv: list[str] | None = None) -> int:
         conn.execute(sql.SQL("select pg_advisory_lock({})").format(sql.Literal(LOCK_KEY)))
         applied = skipped = 0
         try:
-            if args.bootstrap:
-                bootstrap(conn)
-            if args.with_pgtap:
-                try:
-                    with conn.transaction():
-                        conn.execute("create schema if not exists extensions")
-                        conn.execute("create extension if not exists pgtap with schema extensions")
-                except psycopg.Error as exc:
-                    raise MigrationFailed(f"create extension pgtap failed:\n  {describe_error(exc)}") from exc
             ensure_history_table(conn)
             done = applied_versions(conn)
             for m in migrations:

@@ -1,4 +1,4 @@
-"""Helpers shared by the client tests: inspect and age rows as the postgres superuser, run the
+"""Helpers shared by the client tests: inspect and age rows as postgres (the tables' owner), run the
 command line."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import psycopg
 
 
 def age_turns(
-    superuser: psycopg.Connection,
+    postgres_conn: psycopg.Connection,
     conversation_id: UUID | str,
     turn_numbers: list[int],
     age: timedelta,
@@ -23,13 +23,13 @@ def age_turns(
 ) -> None:
     """Pretend these turns were written `age` ago (created_at and expires_at move back together),
     and move the conversation's expiry to its newest message's, as if nothing came after."""
-    superuser.execute(
+    postgres_conn.execute(
         "update memory.messages set created_at = now() - %(age)s,"
         " expires_at = case when %(ttl)s::interval is null then null else now() - %(age)s + %(ttl)s end"
         " where conversation_id = %(c)s and turn_number = any(%(t)s)",
         {"age": age, "ttl": ttl, "c": conversation_id, "t": turn_numbers},
     )
-    superuser.execute(
+    postgres_conn.execute(
         "update memory.conversations as c set expires_at = m.latest"
         " from (select max(expires_at) as latest from memory.messages where conversation_id = %(c)s) as m"
         " where c.id = %(c)s and m.latest is not null",
@@ -37,9 +37,9 @@ def age_turns(
     )
 
 
-def stored_messages(superuser: psycopg.Connection, conversation_id: UUID | str) -> list[dict[str, Any]]:
+def stored_messages(postgres_conn: psycopg.Connection, conversation_id: UUID | str) -> list[dict[str, Any]]:
     """Every message row of a conversation (expired or not), in turn order."""
-    cur = superuser.execute(
+    cur = postgres_conn.execute(
         "select turn_number, role, content, metadata, expires_at from memory.messages"
         " where conversation_id = %s order by turn_number, role desc",
         [conversation_id],
@@ -48,8 +48,8 @@ def stored_messages(superuser: psycopg.Connection, conversation_id: UUID | str) 
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def conversations_of(superuser: psycopg.Connection, user_uuid: UUID) -> list[dict[str, Any]]:
-    cur = superuser.execute(
+def conversations_of(postgres_conn: psycopg.Connection, user_uuid: UUID) -> list[dict[str, Any]]:
+    cur = postgres_conn.execute(
         "select id, ttl, window_turns, last_turn, expires_at, tenant_id, metadata from memory.conversations"
         " where user_id = %s order by created_at",
         [user_uuid],
@@ -58,9 +58,9 @@ def conversations_of(superuser: psycopg.Connection, user_uuid: UUID) -> list[dic
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def users_with_external_id(superuser: psycopg.Connection, external_id: str) -> int:
+def users_with_external_id(postgres_conn: psycopg.Connection, external_id: str) -> int:
     """How many `memory.users` rows carry this external id (in any tenant)."""
-    row = superuser.execute("select count(*) from memory.users where external_id = %s", [external_id]).fetchone()
+    row = postgres_conn.execute("select count(*) from memory.users where external_id = %s", [external_id]).fetchone()
     assert row is not None
     return row[0]
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import psycopg
 import pytest
 from job_helpers import JobKit
+from psycopg.conninfo import make_conninfo
 from server_helpers import Served, serve
 
 from supamem import db
@@ -54,10 +56,18 @@ def client_db(database_url: str) -> Iterator[Database]:
 
 
 @pytest.fixture(scope="session")
-def superuser(database_url: str) -> Iterator[psycopg.Connection]:
-    """A plain autocommit connection as the postgres superuser: to age rows and inspect tables."""
+def postgres_conn(database_url: str) -> Iterator[psycopg.Connection]:
+    """A plain autocommit connection as postgres (owner of the kit's tables, BYPASSRLS, not a
+    superuser, as on a hosted project): to age rows and inspect tables."""
     with psycopg.connect(database_url, autocommit=True) as conn:
         yield conn
+
+
+@pytest.fixture(scope="session")
+def admin_url(database_url: str) -> str:
+    """The local stack's superuser (supabase_admin, scripts/db.sh): only for what a project's
+    postgres may not do in a test's setup (filler rows with triggers off, track_functions)."""
+    return os.environ.get("SUPAMEM_ADMIN_URL") or make_conninfo(database_url, user="supabase_admin")
 
 
 @pytest.fixture(scope="session")
@@ -67,11 +77,11 @@ def make_id() -> Callable[[str], str]:
 
 
 @pytest.fixture(scope="session")
-def make_auth_user(superuser: psycopg.Connection) -> Callable[[], uuid.UUID]:
+def make_auth_user(postgres_conn: psycopg.Connection) -> Callable[[], uuid.UUID]:
     """Create a Supabase Auth user (a row in auth.users) and return its id."""
 
     def create() -> uuid.UUID:
-        row = superuser.execute(
+        row = postgres_conn.execute(
             "insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id",
             [f"{uuid.uuid4().hex[:12]}@supamem.test"],
         ).fetchone()
@@ -150,6 +160,6 @@ def retention_sweep_paused(database_url: str) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def served(database_url: str, superuser: psycopg.Connection) -> Iterator[Served]:
+def served(database_url: str, postgres_conn: psycopg.Connection) -> Iterator[Served]:
     """The kit's app on a loopback port, against the test database, with the offline LLM."""
-    yield from serve(database_url, superuser)
+    yield from serve(database_url, postgres_conn)

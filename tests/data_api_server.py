@@ -1,4 +1,5 @@
-"""A loopback stand-in for the Supabase Data API's RPC route, for tests (stdlib + psycopg only).
+"""A loopback stand-in for the Supabase Data API's RPC route, for tests (stdlib, psycopg, and the
+client's ROLE_SETTINGS_SQL).
 
 It serves `POST /rest/v1/rpc/<function>` the way PostgREST (behind Supabase's gateway) does, so a
 real supabase-py client can be pointed at it:
@@ -13,7 +14,8 @@ real supabase-py client can be pointed at it:
   to the declared types with `json_to_record`; the function is found by name and argument names
   in the catalog (404 PGRST202 otherwise);
 - the call runs in one transaction on a connection as the login role with `set local role
-  <role>` and `set_config('request.jwt.claims', <payload>, true)`, exactly as PostgREST does;
+  <role>`, the role's own settings (anon's 3 s and authenticated's 8 s statement timeouts) and
+  `set_config('request.jwt.claims', <payload>, true)`, exactly as PostgREST does;
 - the answer is JSON: a set-returning function gives an array, a function returning one
   composite an object, a scalar function the scalar, a void function `null`;
 - errors are PostgREST's error JSON `{"code", "message", "details", "hint"}` with PostgREST's
@@ -39,6 +41,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
+
+from supamem.db import ROLE_SETTINGS_SQL
 
 TEST_JWT_SECRET = "supamem-test-secret-with-at-least-32-characters"
 
@@ -344,6 +348,7 @@ class DataAPIServer:
             try:
                 with conn.transaction():
                     conn.execute(sql.SQL("set local role {}").format(sql.Identifier(role)))
+                    conn.execute(f"select {ROLE_SETTINGS_SQL}", {"role": role})
                     conn.execute("select set_config('request.jwt.claims', %s, true)", [json.dumps(claims)])
                     conn.execute("select set_config('request.method', 'POST', true)")
                     conn.execute("select set_config('request.path', %s, true)", [handler.path])

@@ -92,12 +92,12 @@ def rs256(claims: dict[str, Any], jwks: JWKS, kid: str | None = None) -> str:
 class Served:
     url: str
     jwks: JWKS
-    superuser: psycopg.Connection
+    postgres_conn: psycopg.Connection
     people: list[Person] = field(default_factory=list)
 
     def person(self, *, rsa_signed: bool = False) -> Person:
         """A new Supabase Auth user, signed in (HS256 by default, RS256 through the JWKS)."""
-        row = self.superuser.execute(
+        row = self.postgres_conn.execute(
             "insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id",
             [f"{uuid.uuid4().hex[:12]}@server.test"]).fetchone()
         assert row is not None
@@ -117,7 +117,7 @@ class Person:
     token: str
 
 
-def serve(database_url: str, superuser: psycopg.Connection, embedder: EmbeddingClient | None = None) -> Iterator[Served]:
+def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None) -> Iterator[Served]:
     jwks = JWKS()
     db = Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0)
@@ -131,7 +131,7 @@ def serve(database_url: str, superuser: psycopg.Connection, embedder: EmbeddingC
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    served = Served(f"http://127.0.0.1:{port}", jwks, superuser)
+    served = Served(f"http://127.0.0.1:{port}", jwks, postgres_conn)
     try:
         yield served
     finally:

@@ -65,10 +65,10 @@ FUNCTIONS = _functions()
 
 
 @pytest.fixture(scope="module")
-def world(superuser: psycopg.Connection) -> dict[str, Any]:
+def world(postgres_conn: psycopg.Connection) -> dict[str, Any]:
     """A victim with something in every kind of row, and the outsiders."""
     def one(query: str, params: list[Any] | None = None) -> Any:
-        row = superuser.execute(query, params).fetchone()
+        row = postgres_conn.execute(query, params).fetchone()
         assert row is not None
         return row[0]
 
@@ -80,26 +80,26 @@ def world(superuser: psycopg.Connection) -> dict[str, Any]:
     tenant_a = one("insert into memory.tenants (name) values (%s) returning id", [f"adversarial A {tag}"])
     tenant_b = one("insert into memory.tenants (name) values (%s) returning id", [f"adversarial B {tag}"])
     victim, stranger, admin_b = auth_user(), auth_user(), auth_user()
-    superuser.execute("select memory.register_user(%s, %s)", [victim, tenant_a])
-    superuser.execute("select memory.register_user(%s, %s)", [stranger, tenant_a])
-    superuser.execute("insert into memory.tenant_admins (tenant_id, user_id) values (%s, %s)", [tenant_b, admin_b])
+    postgres_conn.execute("select memory.register_user(%s, %s)", [victim, tenant_a])
+    postgres_conn.execute("select memory.register_user(%s, %s)", [stranger, tenant_a])
+    postgres_conn.execute("insert into memory.tenant_admins (tenant_id, user_id) values (%s, %s)", [tenant_b, admin_b])
     profile = one("insert into memory.profiles (user_id, name, is_primary) values (%s, 'Main', true) returning id", [victim])
     conv = one("select id from memory.create_conversation(%s, %s, 'profile', %s, p_window_turns => 1000)",
                [victim, f"{MARKER} title", profile])
     for i in range(1, 5):
-        superuser.execute("select memory.add_turn(%s, %s, %s)", [conv, f"{MARKER} question {i}", f"{MARKER} answer {i}"])
+        postgres_conn.execute("select memory.add_turn(%s, %s, %s)", [conv, f"{MARKER} question {i}", f"{MARKER} answer {i}"])
     message = one("select min(id) from memory.messages where conversation_id = %s", [conv])
     memory = one("select memory_id from memory.remember(%s, 'goal', %s)", [f"{MARKER} wants to run a marathon", victim])
-    superuser.execute("select memory.kv_set('prefs', %s, %s)", [Jsonb({"secret": MARKER}), victim])
-    superuser.execute("select memory.state_set('active', %s)", [victim])
-    superuser.execute("select memory.short_term_set('clarify', %s, p_user_id => %s)", [Jsonb({"q": MARKER}), victim])
-    superuser.execute(
+    postgres_conn.execute("select memory.kv_set('prefs', %s, %s)", [Jsonb({"secret": MARKER}), victim])
+    postgres_conn.execute("select memory.state_set('active', %s)", [victim])
+    postgres_conn.execute("select memory.short_term_set('clarify', %s, p_user_id => %s)", [Jsonb({"q": MARKER}), victim])
+    postgres_conn.execute(
         "insert into memory.conversation_summaries (conversation_id, user_id, from_turn, to_turn, summary)"
         " values (%s, %s, 1, 4, %s)", [conv, victim, f"{MARKER} summary"])
     job = one("select min(id) from memory_private.jobs where user_id = %s", [victim])
     # Count the victim's words now, so pg_cron's fold cannot change their rows mid-test.
-    superuser.execute("select memory_private.fold_search_terms()")
-    superuser.commit()
+    postgres_conn.execute("select memory_private.fold_search_terms()")
+    postgres_conn.commit()
     return {
         "victim": victim, "tenant": tenant_a, "profile": profile, "conversation": conv, "message": message,
         "memory": memory, "job": job,

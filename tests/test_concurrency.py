@@ -25,7 +25,7 @@ def _run_together(worker, count: int) -> list:
         return list(pool.map(start, range(count)))
 
 
-def test_eight_threads_append_to_one_session(client_db, superuser, make_id):
+def test_eight_threads_append_to_one_session(client_db, postgres_conn, make_id):
     assert client_db.max_size >= THREADS  # each thread holds its own pooled connection
     manager = ConversationMemoryManager(client_db)
     user = make_id("concurrent")
@@ -46,7 +46,7 @@ def test_eight_threads_append_to_one_session(client_db, superuser, make_id):
     for numbers in results:
         assert numbers == sorted(numbers)  # each writer sees its own turns in order
 
-    rows = stored_messages(superuser, session)
+    rows = stored_messages(postgres_conn, session)
     assert [(r["turn_number"], r["role"]) for r in rows] == [
         (n, role) for n in range(1, total + 1) for role in ("user", "assistant")
     ]
@@ -57,7 +57,7 @@ def test_eight_threads_append_to_one_session(client_db, superuser, make_id):
     assert [t.turn_number for t in history] == list(range(total - 49, total + 1))
 
 
-def test_concurrent_first_requests_share_one_current_conversation(client_db, superuser, make_id):
+def test_concurrent_first_requests_share_one_current_conversation(client_db, postgres_conn, make_id):
     store = ConversationStore(client_db)
     user = make_id("first-request")
 
@@ -65,7 +65,7 @@ def test_concurrent_first_requests_share_one_current_conversation(client_db, sup
         return store.store_turn(user, f"q{index}", f"a{index}")
 
     assert all(_run_together(worker, THREADS))
-    (conversation,) = conversations_of(superuser, store.identity.user(user))
+    (conversation,) = conversations_of(postgres_conn, store.identity.user(user))
     assert conversation["window_turns"] == 10 and conversation["last_turn"] == THREADS
     history = store.get_history(user)
     assert [h["turn_number"] for h in history] == list(range(1, THREADS + 1))

@@ -16,8 +16,8 @@ def store(client_db):
     return ConversationStore(client_db)
 
 
-def _conversation(store: ConversationStore, superuser, user_id: str) -> dict:
-    conversations = conversations_of(superuser, store.identity.user(user_id))
+def _conversation(store: ConversationStore, postgres_conn, user_id: str) -> dict:
+    conversations = conversations_of(postgres_conn, store.identity.user(user_id))
     assert len(conversations) == 1
     return conversations[0]
 
@@ -39,41 +39,41 @@ def test_new_user_has_empty_history(store, make_id):
     assert store.get_history(make_id("nobody")) == []
 
 
-def test_reads_of_an_unknown_user_create_nothing(store, superuser, make_id):
+def test_reads_of_an_unknown_user_create_nothing(store, postgres_conn, make_id):
     user = make_id("reader")
     assert store.get_history(user) == []
     assert store.resolve_reference(user, "the first one") is None
     assert store.cleanup_old_turns(user) == 0
-    assert users_with_external_id(superuser, user) == 0
+    assert users_with_external_id(postgres_conn, user) == 0
 
 
-def test_reads_of_a_user_without_a_running_conversation_create_none(store, superuser, make_id):
+def test_reads_of_a_user_without_a_running_conversation_create_none(store, postgres_conn, make_id):
     user = make_id("reader")
     known = store.identity.user(user)  # e.g. a user of seed 003's module, new to this store
     assert store.get_history(user) == []
     assert store.resolve_reference(user, "yung una") is None
-    assert conversations_of(superuser, known) == []
+    assert conversations_of(postgres_conn, known) == []
     store.store_turn(user, "q", "a")  # the first write creates it
-    assert [c["metadata"] for c in conversations_of(superuser, known)] == [{"store": "conversation_store"}]
+    assert [c["metadata"] for c in conversations_of(postgres_conn, known)] == [{"store": "conversation_store"}]
 
 
-def test_current_conversation_has_seed_000_policy(store, superuser, make_id):
+def test_current_conversation_has_seed_000_policy(store, postgres_conn, make_id):
     user = make_id("policy")
     store.store_turn(user, "q", "a")
-    conversation = _conversation(store, superuser, user)
+    conversation = _conversation(store, postgres_conn, user)
     assert conversation["ttl"] == timedelta(hours=24)
     assert conversation["window_turns"] == 10
     assert conversation["expires_at"] is not None
 
 
-def test_window_keeps_the_newest_ten_turns(store, superuser, make_id):
+def test_window_keeps_the_newest_ten_turns(store, postgres_conn, make_id):
     user = make_id("window")
     for n in range(1, 13):
         assert store.store_turn(user, f"question {n}", f"answer {n}")
     history = store.get_history(user)
     assert [h["turn_number"] for h in history] == list(range(3, 13))
     assert history[0]["user_query"] == "question 3"
-    rows = stored_messages(superuser, _conversation(store, superuser, user)["id"])
+    rows = stored_messages(postgres_conn, _conversation(store, postgres_conn, user)["id"])
     assert sorted({r["turn_number"] for r in rows}) == list(range(3, 13))  # deleted, not hidden
     assert [h["turn_number"] for h in store.get_history(user, max_turns=3)] == [10, 11, 12]
 
@@ -138,27 +138,27 @@ def test_resolve_reference_counts_within_the_window(store, make_id):
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_cleanup_old_turns_deletes_only_expired(store, superuser, make_id):
+def test_cleanup_old_turns_deletes_only_expired(store, postgres_conn, make_id):
     user = make_id("cleanup")
     for n in (1, 2, 3):
         store.store_turn(user, f"q{n}", f"a{n}")
-    conversation = _conversation(store, superuser, user)
-    age_turns(superuser, conversation["id"], [1, 2], timedelta(hours=25))
-    superuser.execute(  # the conversation itself stays live (turn 3 is recent)
+    conversation = _conversation(store, postgres_conn, user)
+    age_turns(postgres_conn, conversation["id"], [1, 2], timedelta(hours=25))
+    postgres_conn.execute(  # the conversation itself stays live (turn 3 is recent)
         "update memory.conversations set expires_at = now() + interval '1 hour' where id = %s",
         [conversation["id"]],
     )
     assert [h["turn_number"] for h in store.get_history(user)] == [3]  # hidden before the sweep
     assert store.cleanup_old_turns(user) == 2
-    assert {r["turn_number"] for r in stored_messages(superuser, conversation["id"])} == {3}
+    assert {r["turn_number"] for r in stored_messages(postgres_conn, conversation["id"])} == {3}
     assert store.cleanup_old_turns(user) == 0
 
 
-def test_expired_conversation_starts_over(store, superuser, make_id):
+def test_expired_conversation_starts_over(store, postgres_conn, make_id):
     user = make_id("expired")
     store.store_turn(user, "old", "old answer")
-    conversation = _conversation(store, superuser, user)
-    age_turns(superuser, conversation["id"], [1], timedelta(hours=30))
+    conversation = _conversation(store, postgres_conn, user)
+    age_turns(postgres_conn, conversation["id"], [1], timedelta(hours=30))
     assert store.get_history(user) == []
     assert store.store_turn(user, "new", "new answer")
     history = store.get_history(user)
@@ -223,13 +223,13 @@ def test_turn_to_dict_is_seed_000_shape():
     assert turn.is_expired()
 
 
-def test_get_history_and_to_dict_are_one_shape(client_db, store, superuser, make_id):
+def test_get_history_and_to_dict_are_one_shape(client_db, store, postgres_conn, make_id):
     """get_history items are Turn.history_item(): Turn.to_dict()'s keys and values, with
     created_at a datetime (seed 000's data model) where to_dict() has ISO 8601 text."""
     user = make_id("shape")
     store.store_turn(user, "What is Python?", "A language.")
     (item,) = store.get_history(user)
-    conversation = _conversation(store, superuser, user)
+    conversation = _conversation(store, postgres_conn, user)
     (row,) = client_db.call("turn_history", conversation_id=conversation["id"], max_turns=1)
     turn = Turn.from_row(row, user_id=user)
     assert item == turn.history_item()

@@ -29,13 +29,17 @@ def test_pool_connections_act_as_service_role(client_db):
 def test_acting_as_a_user_lasts_one_transaction(client_db, make_auth_user):
     alice = make_auth_user()
     with client_db.as_user(alice) as tx:
-        row = tx.execute("select current_user as role, auth.uid() as uid, auth.role() as jwt_role")[0]
-    assert row == {"role": "authenticated", "uid": alice, "jwt_role": "authenticated"}
+        row = tx.execute("select current_user as role, auth.uid() as uid, auth.role() as jwt_role,"
+                         " current_setting('statement_timeout') as timeout")[0]
+    # As PostgREST does, the role's own settings apply: Supabase's 8 s for signed-in users.
+    assert row == {"role": "authenticated", "uid": alice, "jwt_role": "authenticated", "timeout": "8s"}
     for _ in range(client_db.max_size):  # whichever pooled connection comes next
         with client_db.transaction() as tx:
-            assert tx.execute("select current_user as role, auth.uid() as uid")[0] == {
+            assert tx.execute("select current_user as role, auth.uid() as uid,"
+                              " current_setting('statement_timeout') as timeout")[0] == {
                 "role": "service_role",
                 "uid": None,
+                "timeout": "0",
             }
 
 
@@ -118,7 +122,7 @@ def test_unreachable_database_fails_fast_and_reconnects_in_the_background(closed
         db.call("count_messages", conversation_id=uuid4())
 
 
-def test_a_single_call_survives_its_connection_being_terminated(database_url, superuser):
+def test_a_single_call_survives_its_connection_being_terminated(database_url, postgres_conn):
     """One RPC call is one autocommit statement; cut off by a shutdown (57P01) it cannot have
     committed, so it runs again on a fresh connection instead of failing."""
     db = Database(database_url, min_size=1, max_size=1, timeout=5.0)
@@ -126,7 +130,7 @@ def test_a_single_call_survives_its_connection_being_terminated(database_url, su
         first = db.call_value("create_session", user_id=db.call_value("user_id_for", external_id="terminated"))
         with db.transaction() as tx:
             pid = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
-        superuser.execute("select pg_terminate_backend(%s)", [pid])
+        postgres_conn.execute("select pg_terminate_backend(%s)", [pid])
         assert db.call_value("count_messages", conversation_id=first) == 0  # no error: retried
         with db.transaction() as tx:
             assert tx.execute("select pg_backend_pid() as pid")[0]["pid"] != pid

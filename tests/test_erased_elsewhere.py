@@ -12,7 +12,7 @@ from supamem.errors import InvalidInputError
 from supamem.memories import MemoryService
 
 
-def test_writes_after_an_erase_in_another_process_succeed(client_db, database_url, make_id, superuser) -> None:
+def test_writes_after_an_erase_in_another_process_succeed(client_db, database_url, make_id, postgres_conn) -> None:
     store = ConversationStore(client_db)
     memories = MemoryService(client_db, identity=store.identity)
     user = make_id("erased")
@@ -22,14 +22,14 @@ def test_writes_after_an_erase_in_another_process_succeed(client_db, database_ur
 
     erased = run_cli(database_url, "erase", "--user", user, "--yes")
     assert erased.returncode == 0, erased.stderr
-    assert superuser.execute("select count(*) from memory.users where id = %s", [old_id]).fetchone() == (0,)
+    assert postgres_conn.execute("select count(*) from memory.users where id = %s", [old_id]).fetchone() == (0,)
 
     assert store.store_turn(user, "I still like kites.", "Noted.")
     second = memories.create_memory(user, {"content": "Flies kites on Sundays", "type": "preference"})
     new_id = memories.resolve_user(user)
     assert new_id != old_id and second.id != first.id
     assert [t["user_query"] for t in store.get_history(user)] == ["I still like kites."]
-    assert superuser.execute("select user_id from memory.memories where id = %s", [second.id]).fetchone() == (new_id,)
+    assert postgres_conn.execute("select user_id from memory.memories where id = %s", [second.id]).fetchone() == (new_id,)
 
 
 def test_a_foreign_key_error_of_a_live_user_is_not_retried(client_db, make_id) -> None:

@@ -4,6 +4,7 @@ runner records what it applied, so running it again applies nothing."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from client_helpers import ROOT
 
@@ -93,7 +95,103 @@ def test_migrations_apply_once(cluster):
     assert first.returncode == 0, first.stderr
     applied = int(re.search(r"(\d+) applied, 0 already up to date", first.stdout).group(1))
     assert applied == len(list((ROOT / "supabase" / "migrations").glob("*.sql")))
+    # As `supabase db push`: as a postgres that is not a superuser, each file's statements recorded.
+    with psycopg.connect(cluster.url) as conn:
+        assert conn.execute("select rolsuper, rolbypassrls from pg_roles where rolname = current_user").fetchone() == (
+            False, True)
+        files, statements = conn.execute(
+            "select count(*), sum(cardinality(statements)) from supabase_migrations.schema_migrations").fetchone()
+        assert files == applied and statements > 10 * applied
     again = cluster.migrate()
     assert again.returncode == 0, again.stderr
     assert f"0 applied, {applied} already up to date" in again.stdout
     assert "bootstrap: up to date" in again.stdout
+
+
+def _migrate_module():
+    """scripts/migrate.py, which is a script and not a package module."""
+    if "supamem_migrate" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("supamem_migrate", ROOT / "scripts" / "migrate.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules["supamem_migrate"]
+
+
+@pytest.mark.parametrize(
+    ("text", "statements"),
+    [
+        ("select 1; select 2;", ["select 1", "select 2"]),
+        ("select ';'; select \"a;b\" from t", ["select ';'", 'select "a;b" from t']),
+        ("select 'it''s; fine'; select 2", ["select 'it''s; fine'", "select 2"]),
+        ("-- a comment; still a comment\nselect 1;", ["-- a comment; still a comment\nselect 1"]),
+        ("/* one /* nested; */ still; */ select 1; select 2", ["/* one /* nested; */ still; */ select 1", "select 2"]),
+        ("do $$ begin perform 1; end $$; do $body$ begin perform ';'; end $body$",
+         ["do $$ begin perform 1; end $$", "do $body$ begin perform ';'; end $body$"]),
+        ("select $1; select 2", ["select $1", "select 2"]),
+        ("create rule r as on insert to t do also (insert into a select 1; insert into b select 2); select 1",
+         ["create rule r as on insert to t do also (insert into a select 1; insert into b select 2)", "select 1"]),
+        ("create function f() returns int language sql begin atomic select 1; select 2; end; select 3",
+         ["create function f() returns int language sql begin atomic select 1; select 2; end", "select 3"]),
+        ("select 1;;  ;\n", ["select 1"]),
+        # The CLI's own quirks: a backslash escapes outside strings, and is plain inside them;
+        # nested parentheses end at the first `)`.
+        ("select E'\\''; select 2;", ["select E'\\''; select 2"]),
+        ("do also (insert into a values (1); select 2)", ["do also (insert into a values (1)", "select 2)"]),
+    ],
+)
+def test_migrations_are_split_where_the_supabase_cli_splits_them(text, statements):
+    assert _migrate_module().split_statements(text) == statements
+
+
+def _run_migrations(directory: Path, database_url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "scripts/migrate.py", "--database-url", database_url, "--migrations-dir", str(directory)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "sqlstate"),
+    [
+        # postgres is not a superuser here, as on a hosted project.
+        ("create table public.{t} (id int);\nset session_replication_role = replica;\n", "42501"),
+        # The CLI would send this as one statement (its splitter reads the backslash as an
+        # escape), which the extended protocol refuses; psql would have run it.
+        ("create table public.{t} (id int);\nselect E'\\''; select 2;\n", "42601"),
+    ],
+    ids=["superuser-only", "mis-split"],
+)
+def test_a_migration_that_fails_on_a_project_fails_here_and_leaves_nothing(
+    tmp_path, database_url, postgres_conn, body, sqlstate
+):
+    table = f"t_{os.getpid()}_{time.monotonic_ns()}"
+    version = "20991231235959"
+    (tmp_path / f"{version}_fails.sql").write_text(body.format(t=table), encoding="utf-8")
+    result = _run_migrations(tmp_path, database_url)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{sqlstate}:" in result.stderr
+    assert postgres_conn.execute("select to_regclass(%s)", [f"public.{table}"]).fetchone()[0] is None
+    recorded = postgres_conn.execute(
+        "select count(*) from supabase_migrations.schema_migrations where version = %s", [version]
+    ).fetchone()[0]
+    assert recorded == 0
+
+
+def test_a_migration_is_recorded_with_its_statements(tmp_path, database_url, postgres_conn):
+    table = f"t_{os.getpid()}_{time.monotonic_ns()}"
+    version = "20991231235958"
+    (tmp_path / f"{version}_records.sql").write_text(
+        f"create table public.{table} (id int);\ninsert into public.{table} values (1); -- one row\n", encoding="utf-8"
+    )
+    try:
+        result = _run_migrations(tmp_path, database_url)
+        assert result.returncode == 0, result.stderr
+        row = postgres_conn.execute(
+            "select statements, name from supabase_migrations.schema_migrations where version = %s", [version]
+        ).fetchone()
+        assert row == ([f"create table public.{table} (id int)", f"insert into public.{table} values (1)",
+                        "-- one row"], "records")
+    finally:
+        postgres_conn.execute(f"drop table if exists public.{table}")
+        postgres_conn.execute("delete from supabase_migrations.schema_migrations where version = %s", [version])

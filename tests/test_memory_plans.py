@@ -89,10 +89,11 @@ def rows_read(scan: dict[str, Any]) -> int:
 
 
 @pytest.fixture(scope="module")
-def loaded(database_url: str) -> Iterator[dict[str, Any]]:
-    """The big table, inside a transaction that is rolled back when the module is done."""
+def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
+    """The big table, inside a transaction that is rolled back when the module is done (as the
+    local stack's superuser: turning triggers off for the filler is superuser-only)."""
     started = time.monotonic()
-    conn = psycopg.connect(database_url, row_factory=dict_row)
+    conn = psycopg.connect(admin_url, row_factory=dict_row)
     run = uuid4().hex[:8]
     try:
         # Bulk filler: 100,000 users, a primary profile each, 3 memories each. It is written with
@@ -155,7 +156,7 @@ def loaded(database_url: str) -> Iterator[dict[str, Any]]:
         conn.close()
         # ANALYZE wrote pg_class counts for a table 300,000 rows bigger: vacuum away the rolled
         # back rows and count again.
-        with psycopg.connect(database_url, autocommit=True) as again:
+        with psycopg.connect(admin_url, autocommit=True) as again:
             again.execute("vacuum (analyze) memory.users, memory.profiles, memory.memories")
         print(f"\nmemory plans: {time.monotonic() - started:.1f}s in all")
 

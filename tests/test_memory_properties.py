@@ -38,16 +38,16 @@ EPSILON = Decimal("1e-9")
 
 
 @pytest.fixture(scope="module")
-def weights(superuser: psycopg.Connection) -> dict[str, Decimal]:
+def weights(postgres_conn: psycopg.Connection) -> dict[str, Decimal]:
     """memory.memory_types: the selection weight of each type."""
-    return dict(superuser.execute("select type, weight from memory.memory_types order by type").fetchall())
+    return dict(postgres_conn.execute("select type, weight from memory.memory_types order by type").fetchall())
 
 
 @contextmanager
-def fresh_user(db: Database, superuser: psycopg.Connection) -> Iterator[tuple[UUID, UUID]]:
+def fresh_user(db: Database, postgres_conn: psycopg.Connection) -> Iterator[tuple[UUID, UUID]]:
     """A new external-id user with a primary profile; erased (with all of it) afterwards."""
     user = db.call_value("user_id_for", external_id=f"prop-{uuid4()}")
-    profile = superuser.execute(
+    profile = postgres_conn.execute(
         "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
     ).fetchone()[0]
     try:
@@ -85,11 +85,11 @@ def filler(i: int, length: int) -> str:
 
 
 def insert_memories(
-    superuser: psycopg.Connection, user: UUID, profile: UUID, other_profile: UUID, specs: list[dict[str, Any]],
+    postgres_conn: psycopg.Connection, user: UUID, profile: UUID, other_profile: UUID, specs: list[dict[str, Any]],
     type_names: list[str],
 ) -> list[dict[str, Any]]:
     """Insert the generated memories as postgres (counters and timestamps set directly)."""
-    anchor = superuser.execute(
+    anchor = postgres_conn.execute(
         "insert into memory.memories (user_id, profile_id, content, type) values (%s, %s, 'anchor', 'fact')"
         " returning id",
         [user, other_profile],
@@ -97,7 +97,7 @@ def insert_memories(
     rows = []
     for i, spec in enumerate(specs):
         state = spec["state"]
-        cur = superuser.execute(
+        cur = postgres_conn.execute(
             """insert into memory.memories (
                 user_id, profile_id, content, type, confidence, pinned, reference_count, last_referenced_at,
                 created_at, archived, active, deleted_at, superseded_by, expires_at
@@ -154,13 +154,13 @@ def cost(content: str) -> int:
     limit=st.integers(1, 50),
     budget=st.integers(1, 600),
 )
-def test_selection_order_limit_budget_and_liveness(client_db, superuser, weights, specs, limit, budget):
+def test_selection_order_limit_budget_and_liveness(client_db, postgres_conn, weights, specs, limit, budget):
     type_names = sorted(weights)
-    with fresh_user(client_db, superuser) as (user, profile):
-        other = superuser.execute(
+    with fresh_user(client_db, postgres_conn) as (user, profile):
+        other = postgres_conn.execute(
             "insert into memory.profiles (user_id, name) values (%s, 'Other') returning id", [user]
         ).fetchone()[0]
-        rows = insert_memories(superuser, user, profile, other, specs, type_names)
+        rows = insert_memories(postgres_conn, user, profile, other, specs, type_names)
         # One transaction: now() in select_memories is the now() read here.
         with client_db.transaction() as tx:
             now = tx.execute("select now() as now")[0]["now"]
@@ -252,14 +252,14 @@ def near_duplicate(draw: st.DrawFn) -> str:
         max_size=12,
     )
 )
-def test_dedup_leaves_no_near_duplicates_and_counts_references(client_db, superuser, calls):
+def test_dedup_leaves_no_near_duplicates_and_counts_references(client_db, postgres_conn, calls):
     service = MemoryService(client_db)
-    with fresh_user(client_db, superuser) as (user, profile):
+    with fresh_user(client_db, postgres_conn) as (user, profile):
         outcomes = [
             service.create_memory(user, {"content": text, "type": kind, "confidence": conf / 1000}).outcome
             for text, kind, conf in calls
         ]
-        near_pairs = superuser.execute(
+        near_pairs = postgres_conn.execute(
             """select a.content, b.content, extensions.similarity(a.content, b.content)
             from memory.memories as a
             join memory.memories as b on a.user_id = b.user_id and a.profile_id = b.profile_id and a.id < b.id
@@ -270,7 +270,7 @@ def test_dedup_leaves_no_near_duplicates_and_counts_references(client_db, superu
                     >= (memory_private.setting('dedup_threshold'))::numeric""",
             {"u": user, "p": profile},
         ).fetchall()
-        stored, references = superuser.execute(
+        stored, references = postgres_conn.execute(
             "select count(*), coalesce(sum(reference_count), 0) from memory.memories where user_id = %s", [user]
         ).fetchone()
     assert near_pairs == []
@@ -287,9 +287,9 @@ operations = st.lists(
 
 @PROPERTY
 @given(initial=st.integers(1, 4), ops=operations)
-def test_supersede_chains_have_one_active_head_at_most(client_db, superuser, initial, ops):
+def test_supersede_chains_have_one_active_head_at_most(client_db, postgres_conn, initial, ops):
     service = MemoryService(client_db)
-    with fresh_user(client_db, superuser) as (user, _profile):
+    with fresh_user(client_db, postgres_conn) as (user, _profile):
         model: dict[UUID, dict[str, Any]] = {}  # id -> {"deleted", "superseded_by"}
         order: list[UUID] = []
         for i in range(initial):
@@ -330,7 +330,7 @@ def test_supersede_chains_have_one_active_head_at_most(client_db, superuser, ini
 
         rows = {
             r[0]: {"active": r[1], "deleted": r[2], "superseded_by": r[3]}
-            for r in superuser.execute(
+            for r in postgres_conn.execute(
                 "select id, active, deleted_at is not null, superseded_by from memory.memories where user_id = %s",
                 [user],
             ).fetchall()

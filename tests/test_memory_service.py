@@ -36,25 +36,25 @@ def service(client_db) -> MemoryService:
     return MemoryService(client_db)
 
 
-def rows_of(superuser: psycopg.Connection, query: str, params: Any = None) -> list[dict[str, Any]]:
-    cur = superuser.execute(query, params)
+def rows_of(postgres_conn: psycopg.Connection, query: str, params: Any = None) -> list[dict[str, Any]]:
+    cur = postgres_conn.execute(query, params)
     names = [d.name for d in cur.description or []]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def stored(superuser: psycopg.Connection, user: UUID) -> list[dict[str, Any]]:
+def stored(postgres_conn: psycopg.Connection, user: UUID) -> list[dict[str, Any]]:
     """Every memory of a user, every column but `search`, by id."""
     cols = ", ".join(MEMORY_COLUMNS)
-    return rows_of(superuser, f"select {cols} from memory.memories where user_id = %s order by id", [user])
+    return rows_of(postgres_conn, f"select {cols} from memory.memories where user_id = %s order by id", [user])
 
 
-def history_count(superuser: psycopg.Connection, memory_id: UUID) -> int:
+def history_count(postgres_conn: psycopg.Connection, memory_id: UUID) -> int:
     query = "select count(*) from memory.memory_events where memory_id = %s"
-    return superuser.execute(query, [memory_id]).fetchone()[0]
+    return postgres_conn.execute(query, [memory_id]).fetchone()[0]
 
 
 @pytest.fixture
-def new_user(service: MemoryService, superuser: psycopg.Connection, make_auth_user) -> Iterator[Callable[..., Any]]:
+def new_user(service: MemoryService, postgres_conn: psycopg.Connection, make_auth_user) -> Iterator[Callable[..., Any]]:
     """Make users with a primary profile: external ids (served as service_role) or Supabase Auth
     users (`auth=True`, served through RLS). Everything they own is erased afterwards."""
     made: list[tuple[str | UUID, UUID | None]] = []
@@ -68,11 +68,11 @@ def new_user(service: MemoryService, superuser: psycopg.Connection, make_auth_us
 
     yield make
     for key, auth_id in made:
-        superuser.execute(
+        postgres_conn.execute(
             "delete from memory.users where id = %s or external_id = %s", [auth_id, str(key)]
         )
         if auth_id is not None:
-            superuser.execute("delete from auth.users where id = %s", [auth_id])
+            postgres_conn.execute("delete from auth.users where id = %s", [auth_id])
 
 
 def remember(service: MemoryService, user: SimpleNamespace, content: str, type_: str = "fact", **kw: Any) -> Memory:
@@ -97,7 +97,7 @@ def test_create_memory_adds_then_dedups(service, new_user, auth):
     assert again.last_referenced_at is not None
 
 
-def test_create_memory_fields_and_seed_names(service, new_user, superuser):
+def test_create_memory_fields_and_seed_names(service, new_user, postgres_conn):
     user = new_user()
     expires = datetime.now(UTC) + timedelta(days=3)
     memory = service.create_memory(
@@ -110,32 +110,32 @@ def test_create_memory_fields_and_seed_names(service, new_user, superuser):
     assert memory.context == {"transits": ["venus"]}
     assert memory.pinned and memory.is_pinned and memory.memory_type == "preference"
     assert abs((memory.expires_at - expires).total_seconds()) < 1e-3
-    (row,) = stored(superuser, user.id)
+    (row,) = stored(postgres_conn, user.id)
     assert Memory.model_validate(row) == memory.model_copy(update={"outcome": None})
 
 
-def test_create_memory_at_the_cap_is_archived_and_says_so(service, new_user, superuser):
+def test_create_memory_at_the_cap_is_archived_and_says_so(service, new_user, postgres_conn):
     """At memory_cap with every other live memory pinned, the newcomer is stored archived and
     the outcome is memory.remember's own word for it, validated like every other field."""
     user = new_user()
     pinned = remember(service, user, "Is vegetarian", "fact", pinned=True)
-    (saved,) = superuser.execute("select value::text from memory_private.settings where key = 'memory_cap'").fetchone()
-    superuser.execute("update memory_private.settings set value = '1' where key = 'memory_cap'")
+    (saved,) = postgres_conn.execute("select value::text from memory_private.settings where key = 'memory_cap'").fetchone()
+    postgres_conn.execute("update memory_private.settings set value = '1' where key = 'memory_cap'")
     try:
         memory = remember(service, user, "Plays the cello on Sundays", "pattern")
     finally:
-        superuser.execute("update memory_private.settings set value = %s::jsonb where key = 'memory_cap'", [saved])
+        postgres_conn.execute("update memory_private.settings set value = %s::jsonb where key = 'memory_cap'", [saved])
     assert memory.outcome == "archived: memory cap reached"
     assert memory.archived and memory.status == "archived" and memory.id != pinned.id
     assert Memory.model_validate(memory.model_dump()) == memory
     with pytest.raises(ValidationError):
         Memory.model_validate({**memory.model_dump(), "outcome": "archived"})
-    assert {r["id"]: r["archived"] for r in stored(superuser, user.id)} == {pinned.id: False, memory.id: True}
+    assert {r["id"]: r["archived"] for r in stored(postgres_conn, user.id)} == {pinned.id: False, memory.id: True}
 
 
-def test_create_memory_on_another_profile(service, new_user, superuser):
+def test_create_memory_on_another_profile(service, new_user, postgres_conn):
     user = new_user()
-    other = superuser.execute(
+    other = postgres_conn.execute(
         "insert into memory.profiles (user_id, name) values (%s, 'Partner') returning id", [user.id]
     ).fetchone()[0]
     a = remember(service, user, "Has a dog called Miso")
@@ -144,16 +144,16 @@ def test_create_memory_on_another_profile(service, new_user, superuser):
     assert b.profile_id == other
 
 
-def test_a_first_memory_makes_the_primary_profile_but_a_secondary_one_is_not_guessed(service, make_id, superuser):
+def test_a_first_memory_makes_the_primary_profile_but_a_secondary_one_is_not_guessed(service, make_id, postgres_conn):
     key = make_id("noprofile")
     stored = service.create_memory(key, {"content": "Likes jazz", "type": "preference"})
-    assert superuser.execute(
+    assert postgres_conn.execute(
         "select is_primary from memory.profiles where id = %s", [stored.profile_id]
     ).fetchone() == (True,)
     service.erase(key)
     other = make_id("secondary")
     user = service.resolve_user(other)
-    superuser.execute("insert into memory.profiles (user_id, name) values (%s, 'Work')", [user])
+    postgres_conn.execute("insert into memory.profiles (user_id, name) values (%s, 'Work')", [user])
     with pytest.raises(InvalidInputError) as err:
         service.create_memory(other, {"content": "Likes jazz", "type": "preference"})
     assert err.value.sqlstate == "23502" and "primary profile" in (err.value.hint or "")
@@ -186,7 +186,7 @@ def test_create_memory_from_a_message_follows_the_gate(service, new_user, client
 # -- get_memories ---------------------------------------------------------------------------------
 
 
-def test_get_memories_filters(service, new_user, client_db, superuser):
+def test_get_memories_filters(service, new_user, client_db, postgres_conn):
     user = new_user()
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     message = client_db.call_one("add_message", conversation_id=conversation["id"], role="user", content="marathon!")
@@ -195,11 +195,11 @@ def test_get_memories_filters(service, new_user, client_db, superuser):
     fact = remember(service, user, "Works as a nurse in Wellington", "fact", category="work")
     emotion = remember(service, user, "Felt anxious about the exam", "emotion")
     archived = remember(service, user, "Used to play the cello", "fact")
-    superuser.execute("update memory.memories set archived = true where id = %s", [archived.id])
+    postgres_conn.execute("update memory.memories set archived = true where id = %s", [archived.id])
     deleted = remember(service, user, "Owns a red bicycle", "fact")
     service.delete_memory(deleted.id, user.key)
     revised = service.update_memory(fact.id, user.key, {"content": "Works as a nurse in Christchurch"})
-    other = superuser.execute(
+    other = postgres_conn.execute(
         "insert into memory.profiles (user_id, name) values (%s, 'Work') returning id", [user.id]
     ).fetchone()[0]
     on_other = remember(service, user, "Leads the night shift team", "project", profile_id=other)
@@ -237,14 +237,14 @@ def test_get_memories_filters(service, new_user, client_db, superuser):
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
-def test_update_memory_supersedes(service, new_user, superuser, auth):
+def test_update_memory_supersedes(service, new_user, postgres_conn, auth):
     user = new_user(auth=auth)
     old = remember(service, user, "Sister Ana lives in Wellington", "relationship", category="family")
     new = service.update_memory(old.id, user.key, {"content": "Sister Ana moved to Christchurch"})
     assert new.id != old.id
     assert (new.content, new.type, new.category, new.active) == (
         "Sister Ana moved to Christchurch", "relationship", "family", True)
-    before = {r["id"]: r for r in stored(superuser, user.id)}
+    before = {r["id"]: r for r in stored(postgres_conn, user.id)}
     assert before[old.id]["content"] == "Sister Ana lives in Wellington"  # never edited in place
     assert (before[old.id]["active"], before[old.id]["superseded_by"]) == (False, new.id)
     # A type or confidence change supersedes too, keeping the content.
@@ -266,16 +266,16 @@ def test_update_memory_supersedes(service, new_user, superuser, auth):
         service.update_memory(both.id, user.key, {"user_id": str(uuid4())})
     with pytest.raises(InvalidInputError):
         service.update_memory(both.id, user.key, {})
-    chain = [r for r in stored(superuser, user.id) if r["active"]]
+    chain = [r for r in stored(postgres_conn, user.id) if r["active"]]
     assert [r["id"] for r in chain] == [both.id]
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
-def test_delete_and_undo(service, new_user, superuser, auth):
+def test_delete_and_undo(service, new_user, postgres_conn, auth):
     user = new_user(auth=auth)
     memory = remember(service, user, "Allergic to peanuts", "fact", pinned=True)
     assert service.delete_memory(memory.id, user.key) is True
-    (row,) = stored(superuser, user.id)
+    (row,) = stored(postgres_conn, user.id)
     assert row["deleted_at"] is not None and row["active"] is False  # soft: still there
     assert service.get_memories(user.key) == []
     with pytest.raises(NotFoundError):
@@ -286,23 +286,23 @@ def test_delete_and_undo(service, new_user, superuser, auth):
         service.undo_delete(memory.id, user.key)  # nothing to undo
     assert [m.id for m in service.get_memories(user.key)] == [memory.id]
     events = [r["event"] for r in rows_of(
-        superuser, "select event from memory.memory_events where memory_id = %s order by id", [memory.id])]
+        postgres_conn, "select event from memory.memory_events where memory_id = %s order by id", [memory.id])]
     assert events == ["add", "delete", "restore"]
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
-def test_unarchive(service, new_user, superuser, auth):
+def test_unarchive(service, new_user, postgres_conn, auth):
     """The way back from the archive (memory.unarchive_memory): no role but the table owner
     writes `archived` directly, so the cap decides, as for a new memory."""
     user = new_user(auth=auth)
     memory = remember(service, user, "Played rugby at school", "fact")
-    superuser.execute("update memory.memories set archived = true where id = %s", [memory.id])
+    postgres_conn.execute("update memory.memories set archived = true where id = %s", [memory.id])
     back = service.unarchive_memory(memory.id, user.key, tenant_id=user.tenant)
     assert (back.id, back.archived, back.active, back.status) == (memory.id, False, True, "active")
     with pytest.raises(NotFoundError):
         service.unarchive_memory(memory.id, user.key, tenant_id=user.tenant)  # not archived
     events = [r["event"] for r in rows_of(
-        superuser, "select event from memory.memory_events where memory_id = %s order by id", [memory.id])]
+        postgres_conn, "select event from memory.memory_events where memory_id = %s order by id", [memory.id])]
     assert events == ["add", "archive", "unarchive"]
 
 
@@ -335,16 +335,16 @@ def test_undo_of_a_superseded_memory_keeps_it_inactive(service, new_user):
     [(False, False), (True, True), (False, True), (True, False)],
     ids=["external->external", "auth->auth", "external->auth", "auth->external"],
 )
-def test_another_users_memory_is_not_found_and_unchanged(service, new_user, superuser, owner_auth, caller_auth):
+def test_another_users_memory_is_not_found_and_unchanged(service, new_user, postgres_conn, owner_auth, caller_auth):
     owner = new_user(auth=owner_auth)
     caller = new_user(auth=caller_auth)
     memory = remember(service, owner, "Keeps a diary", "pattern")
     deleted = remember(service, owner, "Collects stamps", "fact")
     service.delete_memory(deleted.id, owner.key)
     archived = remember(service, owner, "Played the violin", "fact")
-    superuser.execute("update memory.memories set archived = true where id = %s", [archived.id])
-    before = stored(superuser, owner.id)
-    events = (history_count(superuser, memory.id), history_count(superuser, deleted.id))
+    postgres_conn.execute("update memory.memories set archived = true where id = %s", [archived.id])
+    before = stored(postgres_conn, owner.id)
+    events = (history_count(postgres_conn, memory.id), history_count(postgres_conn, deleted.id))
     attempts = [
         lambda: service.update_memory(memory.id, caller.key, {"content": "Burnt the diary"}),
         lambda: service.update_memory(memory.id, caller.key, {"type": "goal"}),
@@ -358,14 +358,14 @@ def test_another_users_memory_is_not_found_and_unchanged(service, new_user, supe
     for attempt in attempts:
         with pytest.raises(NotFoundError):
             attempt()
-    assert stored(superuser, owner.id) == before
-    assert (history_count(superuser, memory.id), history_count(superuser, deleted.id)) == events
-    assert stored(superuser, caller.id) == []
+    assert stored(postgres_conn, owner.id) == before
+    assert (history_count(postgres_conn, memory.id), history_count(postgres_conn, deleted.id)) == events
+    assert stored(postgres_conn, caller.id) == []
     assert service.get_memories(caller.key, {"status": "all"}) == []
     assert service.get_memory(memory.id, owner.key).content == "Keeps a diary"
 
 
-def test_tenants_isolate_the_same_external_id(service, new_user, superuser):
+def test_tenants_isolate_the_same_external_id(service, new_user, postgres_conn):
     a = new_user(tenant="memory-tests-a")
     b_profile_tenant = "memory-tests-b"
     b_id = service.resolve_user(a.key, b_profile_tenant)  # the same text id in another tenant
@@ -374,7 +374,7 @@ def test_tenants_isolate_the_same_external_id(service, new_user, superuser):
     memory = remember(service, a, "Speaks Maori", "fact")
     with pytest.raises(NotFoundError):
         service.delete_memory(memory.id, a.key, tenant_id=b_profile_tenant)
-    assert stored(superuser, a.id)[0]["deleted_at"] is None
+    assert stored(postgres_conn, a.id)[0]["deleted_at"] is None
     # A memory.users id names its user only within that user's tenant.
     assert service.resolve_user(a.id, a.tenant) == a.id
     service.erase(a.key, tenant_id=b_profile_tenant)
@@ -383,14 +383,14 @@ def test_tenants_isolate_the_same_external_id(service, new_user, superuser):
 # -- extraction requests --------------------------------------------------------------------------
 
 
-def test_extract_memories_queues_each_message_once(service, new_user, client_db, superuser):
+def test_extract_memories_queues_each_message_once(service, new_user, client_db, postgres_conn):
     user = new_user()
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     for text in ("I'm learning Spanish", "My goal is to run 10k"):
         client_db.call("add_message", conversation_id=conversation["id"], role="user", content=text)
     assert service.extract_memories(conversation["id"]) == 2
     assert service.extract_memories(conversation["id"]) == 0  # already queued
-    jobs = superuser.execute(
+    jobs = postgres_conn.execute(
         "select count(*) from memory_private.jobs where kind = 'extract' and payload ->> 'conversation_id' = %s",
         [str(conversation["id"])],
     ).fetchone()[0]
@@ -413,7 +413,7 @@ def test_extract_memories_as_an_auth_user_and_when_paused(service, new_user, cli
 # -- selection and the prompt block ---------------------------------------------------------------
 
 
-def test_get_context_memories_pinned_first_and_recorded(service, new_user, superuser):
+def test_get_context_memories_pinned_first_and_recorded(service, new_user, postgres_conn):
     user = new_user()
     plain = remember(service, user, "Likes green tea", "emotion", confidence=0.3)
     goal = remember(service, user, "Wants to learn to sail", "goal", confidence=0.9)
@@ -422,16 +422,16 @@ def test_get_context_memories_pinned_first_and_recorded(service, new_user, super
     assert all(isinstance(m, SelectedMemory) for m in preview)
     assert [m.id for m in preview] == [pinned.id, goal.id, plain.id]
     assert [m.tokens for m in preview] == [-(-len(m.content) // 4) + 2 for m in preview]
-    assert {r["reference_count"] for r in stored(superuser, user.id)} == {0}  # choosing records nothing
+    assert {r["reference_count"] for r in stored(postgres_conn, user.id)} == {0}  # choosing records nothing
     chosen = service.get_context_memories(user.key, user.profile, limit=2, record=True)
     assert [m.id for m in chosen] == [pinned.id, goal.id]
-    counts = {r["id"]: r["reference_count"] for r in stored(superuser, user.id)}
+    counts = {r["id"]: r["reference_count"] for r in stored(postgres_conn, user.id)}
     assert counts == {pinned.id: 1, goal.id: 1, plain.id: 0}
     assert [m.id for m in service.get_context_memories(user.key, query="sailing boats")][0] == pinned.id
     assert service.get_context_memories(user.key, token_budget=3) == []  # the first one costs more
 
 
-def test_get_context_memories_marks_the_answer(service, new_user, client_db, superuser):
+def test_get_context_memories_marks_the_answer(service, new_user, client_db, postgres_conn):
     user = new_user()
     memory = remember(service, user, "Is a night owl", "pattern")
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
@@ -440,15 +440,15 @@ def test_get_context_memories_marks_the_answer(service, new_user, client_db, sup
     )
     chosen = service.get_context_memories(user.key, message_id=turn["assistant_message_id"])
     assert [m.id for m in chosen] == [memory.id]
-    used = superuser.execute("select used_memory_ids from memory.messages where id = %s",
+    used = postgres_conn.execute("select used_memory_ids from memory.messages where id = %s",
                              [turn["assistant_message_id"]]).fetchone()[0]
     assert used == [memory.id]
     # Marking the same answer again does not count the use twice.
     service.mark_memories_used(user.key, turn["assistant_message_id"], [memory.id])
-    assert stored(superuser, user.id)[0]["reference_count"] == 1
+    assert stored(postgres_conn, user.id)[0]["reference_count"] == 1
 
 
-def test_storing_the_answer_counts_the_memories_it_used(service, new_user, client_db, superuser, closed_port_url):
+def test_storing_the_answer_counts_the_memories_it_used(service, new_user, client_db, postgres_conn, closed_port_url):
     """Choosing memories reads; storing the answer with `used_memory_ids` counts each use once,
     through the session manager, the conversation store, and a write-back after an outage."""
     user = new_user()
@@ -457,14 +457,14 @@ def test_storing_the_answer_counts_the_memories_it_used(service, new_user, clien
     chosen = service.get_context_memories(user.key, query="what should I drink")
 
     def counts() -> dict[UUID, int]:
-        return {r["id"]: r["reference_count"] for r in stored(superuser, user.id)}
+        return {r["id"]: r["reference_count"] for r in stored(postgres_conn, user.id)}
 
     assert {m.id for m in chosen} == {tea.id, sail.id} and counts() == {tea.id: 0, sail.id: 0}
     sessions = ConversationMemoryManager(client_db)
     turn = sessions.store_turn(None, user.key, "What should I drink?", "Green tea.",
                                used_memory_ids=[m.id for m in chosen])
     assert counts() == {tea.id: 1, sail.id: 1}
-    used = superuser.execute(
+    used = postgres_conn.execute(
         "select used_memory_ids from memory.messages where conversation_id = %s and role = 'assistant'",
         [turn.session_id],
     ).fetchone()[0]
@@ -523,11 +523,11 @@ def test_system_prompt_block_from_selected_memories(service, new_user):
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
-def test_pause_resume_and_opt_in(service, new_user, superuser, auth):
+def test_pause_resume_and_opt_in(service, new_user, postgres_conn, auth):
     user = new_user(auth=auth)
 
     def settings() -> tuple[bool, bool]:
-        return superuser.execute(
+        return postgres_conn.execute(
             "select memory_paused, long_term_opt_in from memory.users where id = %s", [user.id]
         ).fetchone()
 
@@ -550,7 +550,7 @@ def test_pause_resume_and_opt_in(service, new_user, superuser, auth):
 DROPPED = {"user_id", "source_conversation_id", "source_message_id", "updated_at"}
 
 
-def build_history(service: MemoryService, user: SimpleNamespace, client_db, superuser) -> None:
+def build_history(service: MemoryService, user: SimpleNamespace, client_db, postgres_conn) -> None:
     """One memory in every state a user can have."""
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile, mode="astro")
     message = client_db.call_one("add_message", conversation_id=conversation["id"], role="user", content="I sing")
@@ -562,10 +562,10 @@ def build_history(service: MemoryService, user: SimpleNamespace, client_db, supe
     gone = remember(service, user, "Smokes", "pattern")
     service.delete_memory(gone.id, user.key, tenant_id=user.tenant)
     archived = remember(service, user, "Played rugby at school", "fact")
-    superuser.execute("update memory.memories set archived = true where id = %s", [archived.id])
+    postgres_conn.execute("update memory.memories set archived = true where id = %s", [archived.id])
     used = remember(service, user, "Wants to visit Japan", "goal", expires_at=datetime.now(UTC) + timedelta(days=400))
     service.get_context_memories(user.key, record=True, tenant_id=user.tenant)  # references the live ones
-    assert used.id in {r["id"] for r in stored(superuser, user.id) if r["reference_count"] == 1}
+    assert used.id in {r["id"] for r in stored(postgres_conn, user.id) if r["reference_count"] == 1}
 
 
 def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -573,11 +573,11 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
-def test_export_erase_import_restores_every_record(service, new_user, client_db, superuser, auth):
+def test_export_erase_import_restores_every_record(service, new_user, client_db, postgres_conn, auth):
     user = new_user(auth=auth)
-    build_history(service, user, client_db, superuser)
-    before = stored(superuser, user.id)
-    profiles_before = rows_of(superuser, "select id, name, is_primary, timezone, attributes, created_at"
+    build_history(service, user, client_db, postgres_conn)
+    before = stored(postgres_conn, user.id)
+    profiles_before = rows_of(postgres_conn, "select id, name, is_primary, timezone, attributes, created_at"
                               " from memory.profiles where user_id = %s order by id", [user.id])
     export = service.export(user.key)
     assert (export["format"], export["version"], export["user_id"]) == ("supamem.memories", 1, str(user.id))
@@ -587,20 +587,20 @@ def test_export_erase_import_restores_every_record(service, new_user, client_db,
 
     result = service.erase(user.key)
     assert (result["user_id"], result["memories"], result["conversations"]) == (str(user.id), 7, 1)
-    assert stored(superuser, user.id) == []
+    assert stored(postgres_conn, user.id) == []
 
     assert service.import_(user.key, export) == 7
     restored_user = service.resolve_user(user.key)
     assert (restored_user == user.id) is auth  # an Auth user comes back as themselves
-    after = stored(superuser, restored_user)
+    after = stored(postgres_conn, restored_user)
     assert comparable(after) == comparable(before)
     assert {r["user_id"] for r in after} == {restored_user}
     assert all(r["source_conversation_id"] is None and r["source_message_id"] is None for r in after)
-    profiles_after = rows_of(superuser, "select id, name, is_primary, timezone, attributes, created_at"
+    profiles_after = rows_of(postgres_conn, "select id, name, is_primary, timezone, attributes, created_at"
                              " from memory.profiles where user_id = %s order by id", [restored_user])
     assert profiles_after == profiles_before
     assert service.import_(user.key, export) == 0  # a second import adds nothing
-    assert stored(superuser, restored_user) == after
+    assert stored(postgres_conn, restored_user) == after
 
 
 def test_import_rejects_what_is_not_an_export(service, new_user):
@@ -616,7 +616,7 @@ def test_erase_of_an_unknown_user_id_is_not_found(service, client_db):
         client_db.call("erase_user", user_id=uuid4())
 
 
-def test_reads_of_an_unknown_user_create_nothing(service, make_id, superuser):
+def test_reads_of_an_unknown_user_create_nothing(service, make_id, postgres_conn):
     user = make_id("reader")
     assert service.get_memories(user) == []
     assert service.get_context_memories(user, query="anything") == []
@@ -625,7 +625,7 @@ def test_reads_of_an_unknown_user_create_nothing(service, make_id, superuser):
     for call in (service.export, service.erase):
         with pytest.raises(NotFoundError, match="user not found"):
             call(user)
-    assert users_with_external_id(superuser, user) == 0
+    assert users_with_external_id(postgres_conn, user) == 0
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -638,11 +638,11 @@ def test_cli_help_is_there_for_a_new_user(database_url):
         assert "--user ID" in done.stdout and "--tenant T" in done.stdout and "example" in done.stdout
 
 
-def test_cli_json_round_trip(service, new_user, client_db, superuser, database_url, tmp_path):
+def test_cli_json_round_trip(service, new_user, client_db, postgres_conn, database_url, tmp_path):
     tenant = 41
     user = new_user(tenant=tenant)
-    build_history(service, user, client_db, superuser)
-    before = stored(superuser, user.id)
+    build_history(service, user, client_db, postgres_conn)
+    before = stored(postgres_conn, user.id)
     archive = tmp_path / "memories.json"
     done = run_cli(database_url, "export", "--user", user.key, "--tenant", str(tenant), "-o", str(archive))
     assert done.returncode == 0, done.stderr
@@ -652,12 +652,12 @@ def test_cli_json_round_trip(service, new_user, client_db, superuser, database_u
 
     refused = run_cli(database_url, "erase", "--user", user.key, "--tenant", str(tenant))
     assert refused.returncode == 2 and "--yes" in refused.stderr
-    assert len(stored(superuser, user.id)) == 7  # nothing happened
+    assert len(stored(postgres_conn, user.id)) == 7  # nothing happened
 
     erased = run_cli(database_url, "erase", "--user", user.key, "--tenant", str(tenant), "--yes")
     assert erased.returncode == 0, erased.stderr
     assert json.loads(erased.stdout)["memories"] == 7
-    assert stored(superuser, user.id) == []
+    assert stored(postgres_conn, user.id) == []
 
     imported = run_cli(database_url, "import", "--user", user.key, "--tenant", str(tenant), str(archive))
     assert imported.returncode == 0, imported.stderr
@@ -665,7 +665,7 @@ def test_cli_json_round_trip(service, new_user, client_db, superuser, database_u
     service.identity.forget()
     service._owners.clear()  # noqa: SLF001 - the CLI erased the user behind this service's back
     new_id = service.resolve_user(user.key, tenant)
-    assert comparable(stored(superuser, new_id)) == comparable(before)
+    assert comparable(stored(postgres_conn, new_id)) == comparable(before)
     again = run_cli(database_url, "import", "--user", user.key, "--tenant", str(tenant), str(archive))
     assert again.returncode == 0 and "imported 0 of 7" in again.stdout
     # --database-url wins over $DATABASE_URL (here a closed port).
@@ -676,10 +676,10 @@ def test_cli_json_round_trip(service, new_user, client_db, superuser, database_u
     assert explicit.returncode == 0, explicit.stderr
 
 
-def test_cli_csv_round_trip(service, new_user, client_db, superuser, database_url, tmp_path):
+def test_cli_csv_round_trip(service, new_user, client_db, postgres_conn, database_url, tmp_path):
     user = new_user()
-    build_history(service, user, client_db, superuser)
-    before = stored(superuser, user.id)
+    build_history(service, user, client_db, postgres_conn)
+    before = stored(postgres_conn, user.id)
     done = run_cli(database_url, "export", "--user", user.key, "--format", "csv")
     assert done.returncode == 0, done.stderr
     reader = csv.DictReader(io.StringIO(done.stdout))
@@ -702,13 +702,13 @@ def test_cli_csv_round_trip(service, new_user, client_db, superuser, database_ur
     service.identity.forget()
     service._owners.clear()  # noqa: SLF001
     new_id = service.resolve_user(user.key)
-    assert comparable(stored(superuser, new_id)) == comparable(before)
-    (profile,) = rows_of(superuser, "select id, name, is_primary from memory.profiles where user_id = %s", [new_id])
+    assert comparable(stored(postgres_conn, new_id)) == comparable(before)
+    (profile,) = rows_of(postgres_conn, "select id, name, is_primary from memory.profiles where user_id = %s", [new_id])
     assert (profile["id"], profile["name"], profile["is_primary"]) == (user.profile, "Imported profile", True)
     assert run_cli(database_url, "import", "--user", user.key, str(archive)).stdout.startswith("imported 0 of 7")
 
 
-def test_cli_reports_errors_in_one_line(database_url, superuser, tmp_path):
+def test_cli_reports_errors_in_one_line(database_url, postgres_conn, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something else"}')
     key = f"cli-{uuid4().hex[:8]}"
@@ -717,4 +717,4 @@ def test_cli_reports_errors_in_one_line(database_url, superuser, tmp_path):
         assert done.returncode == 2  # bad input
         assert "not a supamem memories export" in done.stderr and "Traceback" not in done.stderr
     finally:  # resolving the id created the user before the import was refused
-        superuser.execute("delete from memory.users where external_id = %s and tenant_id is null", [key])
+        postgres_conn.execute("delete from memory.users where external_id = %s and tenant_id is null", [key])

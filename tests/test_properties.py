@@ -2,7 +2,7 @@
 
 Feature: chatgpt-style-conversation-memory. Every test runs at least 100 examples through the
 Python client (`ConversationMemoryManager`, `ConversationStore`, `ShortTermMemory`); rows are
-inspected and aged as the postgres superuser (no sleeping). Text never contains NUL (Postgres
+inspected and aged as postgres, the table owner (no sleeping). Text never contains NUL (Postgres
 refuses it; property 11 checks that it is refused) and is never whitespace-only (the database's
 rule is `content ~ '[^[:space:]]'`; property 11 checks that too).
 """
@@ -96,7 +96,7 @@ def _pairs(turns):
 
 @PROPERTY
 @given(user_id=USER_IDS, query=QUERIES, response=RESPONSES, metadata=METADATA)
-def test_property_1_turn_storage_completeness(manager, superuser, user_id, query, response, metadata):
+def test_property_1_turn_storage_completeness(manager, postgres_conn, user_id, query, response, metadata):
     """Property 1: a stored turn is retrievable with every field present and intact."""
     session = manager.create_session(user_id)
     turn = manager.store_turn(session, user_id, query, response, metadata)
@@ -108,7 +108,7 @@ def test_property_1_turn_storage_completeness(manager, superuser, user_id, query
     assert stored.created_at == turn.created_at
     assert stored.metadata == turn.metadata == metadata
     assert stored.id == turn.id
-    rows = stored_messages(superuser, session)
+    rows = stored_messages(postgres_conn, session)
     assert [(r["role"], r["content"]) for r in rows] == [("user", query), ("assistant", response)]
 
 
@@ -215,21 +215,21 @@ def test_property_5_invalid_session_handling(manager, make_id, user_id, bad, que
         max_size=6,
     )
 )
-def test_property_6_ttl_enforcement(manager, superuser, make_id, ages):
+def test_property_6_ttl_enforcement(manager, postgres_conn, make_id, ages):
     """Property 6: cleanup deletes turns older than 24 hours and keeps the younger ones."""
     user = make_id("ttl")
     session = manager.create_session(user)
     for n in range(1, len(ages) + 1):
         manager.store_turn(session, user, f"q{n}", f"a{n}")
     for n, age in enumerate(ages, 1):
-        age_turns(superuser, session, [n], timedelta(seconds=age))
+        age_turns(postgres_conn, session, [n], timedelta(seconds=age))
     result = manager.cleanup_old_conversations()
     assert result.errors == []
     young = [n for n, age in enumerate(ages, 1) if age < DAY.total_seconds()]
-    assert sorted({r["turn_number"] for r in stored_messages(superuser, session)}) == young
+    assert sorted({r["turn_number"] for r in stored_messages(postgres_conn, session)}) == young
     assert [t.turn_number for t in manager.get_session_history(session)] == young
     if not young:  # nothing live is left: the session itself is gone
-        row = superuser.execute("select count(*) from memory.conversations where id = %s", [session])
+        row = postgres_conn.execute("select count(*) from memory.conversations where id = %s", [session])
         assert row.fetchone() == (0,)
         assert result.sessions_deleted >= 1
 
@@ -301,7 +301,7 @@ def test_property_9_memory_layer_independence(client_db, manager, user_id, state
     user_id=USER_IDS,
     turns=st.lists(st.tuples(SHORT, SHORT, st.floats(0, 23.9 * 3600, allow_nan=False)), min_size=1, max_size=4),
 )
-def test_property_10_long_term_persistence(database_url, superuser, user_id, turns):
+def test_property_10_long_term_persistence(database_url, postgres_conn, user_id, turns):
     """Property 10: turns survive a client restart for the whole TTL."""
     before = Database(database_url, max_size=2)
     try:
@@ -311,7 +311,7 @@ def test_property_10_long_term_persistence(database_url, superuser, user_id, tur
     finally:
         before.close()
     for turn, (_, _, age) in zip(stored, turns, strict=True):
-        age_turns(superuser, session, [turn.turn_number], timedelta(seconds=age))
+        age_turns(postgres_conn, session, [turn.turn_number], timedelta(seconds=age))
     after = Database(database_url, max_size=2)  # a new process: new pool, cold caches
     try:
         reader = ConversationMemoryManager(after)
@@ -395,7 +395,7 @@ def test_property_12_error_logging_with_context(manager, down_db, caplog, user_i
     assert record.supamem_operation == "store_turn"
 
 
-def test_whitespace_strategy_matches_the_database(superuser):
+def test_whitespace_strategy_matches_the_database(postgres_conn):
     """The strategies' notion of 'blank' is the database's: these strings fail its check."""
     for blank in ["", " ", "\t\n\r\x0b\x0c"]:
-        assert superuser.execute("select %s ~ '[^[:space:]]'", [blank]).fetchone() == (False,)
+        assert postgres_conn.execute("select %s ~ '[^[:space:]]'", [blank]).fetchone() == (False,)

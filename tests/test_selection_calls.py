@@ -1,6 +1,6 @@
 """memory.select_memories does work in proportion to what can be chosen, counted on the function
-itself: with track_functions (a superuser-only setting, so this lives here and not in the pgTAP
-files a hosted project runs), seed 004's score is never called as a function (it is inlined) and
+itself: with track_functions (a superuser-only setting, so this runs as the local stack's supabase_admin,
+here and not in the pgTAP files a hosted project runs), seed 004's score is never called as a function (it is inlined) and
 the query's lift (word_similarity, the costly part) runs only for memories that can reach the top
 ten. 200 live memories: ten goals of confidence 1 (static score 1.5) and 190 facts of
 confidence 0.1 (0.1); a fact lifted at most twofold (0.2) stays under the tenth goal's 1.5."""
@@ -12,9 +12,9 @@ import json
 import psycopg
 
 
-def test_selection_scores_inline_and_lifts_only_what_can_be_chosen(database_url: str, make_auth_user) -> None:
+def test_selection_scores_inline_and_lifts_only_what_can_be_chosen(admin_url: str, make_auth_user) -> None:
     user = make_auth_user()
-    with psycopg.connect(database_url) as conn:
+    with psycopg.connect(admin_url) as conn:
         conn.execute("select memory.register_user(%s)", [user])
         conn.execute("insert into memory.profiles (user_id, name, is_primary) values (%s, 'Me', true)", [user])
         conn.execute(

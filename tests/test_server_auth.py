@@ -17,7 +17,7 @@ def test_a_valid_hs256_token_is_served_as_its_user(served: Served) -> None:
     alice = served.person()
     made = alice.http.post(ROUTE, json={"title": "Mine"})
     assert made.status_code == 201, made.text
-    owner = served.superuser.execute("select user_id from memory.conversations where id = %s", [made.json()["id"]]).fetchone()
+    owner = served.postgres_conn.execute("select user_id from memory.conversations where id = %s", [made.json()["id"]]).fetchone()
     assert owner == (alice.id,)
 
 
@@ -59,12 +59,12 @@ def _forged() -> dict[str, str]:
 @pytest.mark.parametrize("case", list(_forged()))
 def test_a_missing_or_forged_token_is_401_and_changes_nothing(served: Served, case: str) -> None:
     header = _forged()[case]
-    before = served.superuser.execute("select count(*) from memory.conversations").fetchone()
+    before = served.postgres_conn.execute("select count(*) from memory.conversations").fetchone()
     with served.anonymous(**({"Authorization": header} if header else {})) as client:
         response = client.post(ROUTE, json={"title": "Forged"})
     assert response.status_code == 401, (case, response.text)
     assert response.headers["www-authenticate"] == "Bearer"
-    assert served.superuser.execute("select count(*) from memory.conversations").fetchone() == before
+    assert served.postgres_conn.execute("select count(*) from memory.conversations").fetchone() == before
 
 
 def test_a_token_of_an_unknown_key_id_is_401(served: Served) -> None:

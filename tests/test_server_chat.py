@@ -27,18 +27,18 @@ def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None
     body = first.json()
     assert [(m["type"], m["content"]) for m in body["used_memories"]] == [("goal", "Training for the Berlin marathon")]
     assert "Training for the Berlin marathon" in body["response"], "the offline model saw the memory in its prompt"
-    stored = served.superuser.execute(
+    stored = served.postgres_conn.execute(
         "select role, content, used_memory_ids from memory.messages where conversation_id = %s order by id",
         [body["session_id"]]).fetchall()
     assert [(r[0], r[1]) for r in stored] == [("user", "How should I plan my running week?"), ("assistant", body["response"])]
     assert [str(i) for i in stored[1][2]] == [m["id"] for m in body["used_memories"]]
-    referenced = served.superuser.execute(
+    referenced = served.postgres_conn.execute(
         "select reference_count from memory.memories where id = %s", [body["used_memories"][0]["id"]]).fetchone()
     assert referenced == (1,), "the use is counted once, when the answer is stored"
 
     second = alice.http.post("/chat", json={"message": "And the week after?", "session_id": body["session_id"]}).json()
     assert second["session_id"] == body["session_id"]
-    turns = served.superuser.execute(
+    turns = served.postgres_conn.execute(
         "select max(turn_number) from memory.messages where conversation_id = %s", [body["session_id"]]).fetchone()
     assert turns == (2,)
 
@@ -58,7 +58,7 @@ def test_an_invalid_or_foreign_session_id_starts_a_new_session(served: Served) -
         reply = stranger.http.post("/chat", json={"message": "Hello", "session_id": session_id})
         assert reply.status_code == 200
         assert reply.json()["session_id"] != theirs
-    count = served.superuser.execute("select count(*) from memory.messages where conversation_id = %s", [theirs]).fetchone()
+    count = served.postgres_conn.execute("select count(*) from memory.messages where conversation_id = %s", [theirs]).fetchone()
     assert count == (2,), "the owner's session got nothing of the stranger's"
 
 
@@ -76,7 +76,7 @@ def test_the_answer_streams_as_server_sent_events(served: Served) -> None:
     tokens = "".join(data for kind, data in events if kind == "token")
     done = [data for kind, data in events if kind == "done"]
     assert len(done) == 1 and tokens.strip() == done[0]["response"]
-    stored = served.superuser.execute(
+    stored = served.postgres_conn.execute(
         "select content from memory.messages where conversation_id = %s and role = 'assistant'", [done[0]["session_id"]]
     ).fetchone()
     assert stored == (done[0]["response"],)
@@ -87,7 +87,7 @@ def test_bad_chat_bodies_are_422_and_store_nothing(served: Served) -> None:
     assert dana.http.post("/chat", json={}).status_code == 422
     empty = dana.http.post("/chat", json={"message": "   "})
     assert empty.status_code == 422
-    count = served.superuser.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
+    count = served.postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
     assert count == (0,)
 
 
@@ -102,9 +102,9 @@ class _Recording(OfflineEmbeddings):
         return super().embeddings(payload)
 
 
-def test_the_question_is_embedded_for_the_memory_selection(database_url: str, superuser: psycopg.Connection) -> None:
+def test_the_question_is_embedded_for_the_memory_selection(database_url: str, postgres_conn: psycopg.Connection) -> None:
     recording = _Recording()
-    for served in serve(database_url, superuser, EmbeddingClient(LLMSettings(provider="offline"), transport=recording)):
+    for served in serve(database_url, postgres_conn, EmbeddingClient(LLMSettings(provider="offline"), transport=recording)):
         alice = served.person()
         profile = _profiled(alice)
         body = alice.http.post("/chat", json={"message": "Any photographer advice?", "profile_id": profile}).json()
@@ -112,11 +112,11 @@ def test_the_question_is_embedded_for_the_memory_selection(database_url: str, su
         assert [m["content"] for m in body["used_memories"]] == ["Training for the Berlin marathon"]
 
 
-def test_a_failing_embeddings_server_leaves_the_chat_lexical(database_url: str, superuser: psycopg.Connection) -> None:
+def test_a_failing_embeddings_server_leaves_the_chat_lexical(database_url: str, postgres_conn: psycopg.Connection) -> None:
     # A server for another model than the database's: every embedding fails, the chat goes on.
     broken = EmbeddingClient(LLMSettings(provider="openai", base_url="http://127.0.0.1:9/v1", api_key="k",
                                          env_prefix="SUPAMEM_EMBEDDING"))
-    for served in serve(database_url, superuser, broken):
+    for served in serve(database_url, postgres_conn, broken):
         alice = served.person()
         profile = _profiled(alice)
         response = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})

@@ -6,7 +6,7 @@ from server_helpers import Served
 
 
 def _count(served: Served, query: str, *params: object) -> int:
-    row = served.superuser.execute(query, list(params)).fetchone()
+    row = served.postgres_conn.execute(query, list(params)).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -18,7 +18,7 @@ def test_the_owner_creates_lists_reads_changes_and_deletes(served: Served) -> No
     assert [c["title"] for c in listed] == ["Chat 2", "Chat 1"], "most recently active first, paged"
     assert [c["title"] for c in alice.http.get("/api/conversations", params={"limit": 2, "offset": 2}).json()] == ["Chat 0"]
 
-    served.superuser.execute("select memory.add_turn(%s, 'Hello?', 'Hi!')", [ids[0]])
+    served.postgres_conn.execute("select memory.add_turn(%s, 'Hello?', 'Hi!')", [ids[0]])
     one = alice.http.get(f"/api/conversations/{ids[0]}").json()
     assert one["title"] == "Chat 0" and [m["content"] for m in one["messages"]] == ["Hello?", "Hi!"]
 
@@ -35,7 +35,7 @@ def test_messages_are_paged_newest_first(served: Served) -> None:
     bob = served.person()
     conversation = bob.http.post("/api/conversations", json={}).json()["id"]
     for i in range(1, 4):
-        served.superuser.execute("select memory.add_turn(%s, %s, %s)", [conversation, f"q{i}", f"a{i}"])
+        served.postgres_conn.execute("select memory.add_turn(%s, %s, %s)", [conversation, f"q{i}", f"a{i}"])
     page = bob.http.get(f"/api/conversations/{conversation}/messages", params={"limit": 2}).json()
     assert [m["content"] for m in page] == ["a3", "q3"]
     page = bob.http.get(f"/api/conversations/{conversation}/messages", params={"limit": 2, "offset": 2}).json()
@@ -51,7 +51,7 @@ def test_current_gets_or_creates_the_active_conversation(served: Served) -> None
 def test_another_users_conversation_is_not_found_and_untouched(served: Served) -> None:
     owner, stranger = served.person(), served.person()
     conversation = owner.http.post("/api/conversations", json={"title": "Private"}).json()["id"]
-    served.superuser.execute("select memory.add_turn(%s, 'secret question', 'secret answer')", [conversation])
+    served.postgres_conn.execute("select memory.add_turn(%s, 'secret question', 'secret answer')", [conversation])
     missing = stranger.http.get("/api/conversations/00000000-0000-4000-8000-000000000000")
     for response in (
         stranger.http.get(f"/api/conversations/{conversation}"),
@@ -62,7 +62,7 @@ def test_another_users_conversation_is_not_found_and_untouched(served: Served) -
         assert response.status_code == 404, response.text
         assert response.json() == missing.json(), "the same answer as for a conversation that never existed"
     assert stranger.http.get("/api/conversations").json() == []
-    row = served.superuser.execute("select title from memory.conversations where id = %s", [conversation]).fetchone()
+    row = served.postgres_conn.execute("select title from memory.conversations where id = %s", [conversation]).fetchone()
     assert row == ("Private",)
     assert _count(served, "select count(*) from memory.messages where conversation_id = %s", conversation) == 2
 

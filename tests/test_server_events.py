@@ -38,7 +38,7 @@ class Stream:
 
 
 def _remember(served: Served, user: object, content: str) -> str:
-    row = served.superuser.execute(
+    row = served.postgres_conn.execute(
         "select memory_id from memory.remember(%s, 'fact', %s)", [content, user]).fetchone()
     assert row is not None
     return str(row[0])
@@ -53,7 +53,7 @@ def test_a_saved_memory_reaches_its_owners_stream_and_no_one_elses(served: Serve
     strangers_memory = _remember(served, stranger.id, "Restores clocks")
     assert theirs.next_event() == {"memory_id": owners_memory, "op": "add"}
     assert mine.next_event() == {"memory_id": strangers_memory, "op": "add"}, "the owner's event never reached the stranger"
-    served.superuser.execute("select memory.forget(%s, %s)", [owners_memory, owner.id])
+    served.postgres_conn.execute("select memory.forget(%s, %s)", [owners_memory, owner.id])
     assert theirs.next_event() == {"memory_id": owners_memory, "op": "delete"}
     theirs.close()
     mine.close()

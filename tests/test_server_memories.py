@@ -82,7 +82,7 @@ def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None
         assert response.json() == {"detail": "not found"}
     assert stranger.http.get("/api/memories", params={"search": "Private"}).json() == []
     assert stranger.http.get("/api/memories/export").json()["memories"] == []
-    row = served.superuser.execute(
+    row = served.postgres_conn.execute(
         "select content, pinned, deleted_at from memory.memories where id = %s", [memory_id]).fetchone()
     assert row == ("Private fact", False, None)
 
@@ -104,7 +104,8 @@ def test_extract_queues_the_conversations_turns(served: Served) -> None:
     conversation = dana.http.post("/api/conversations", json={"mode": "profile", "profile_id": profile}).json()["id"]
     # A turn written while "Remember in this chat" was off queued nothing; extract queues it later.
     assert dana.http.put(f"/api/conversations/{conversation}", json={"remember": False}).json()["remember"] is False
-    served.superuser.execute("select memory.add_turn(%s, 'I live in Porto', 'Nice.', p_author_id => %s)", [conversation, dana.id])
+    served.postgres_conn.execute(
+        "select memory.add_turn(%s, 'I live in Porto', 'Nice.', p_author_id => %s)", [conversation, dana.id])
     assert dana.http.put(f"/api/conversations/{conversation}", json={"remember": True}).json()["remember"] is True
     assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 1}
     assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 0}
@@ -117,7 +118,7 @@ def test_an_export_imports_back_once(served: Served) -> None:
     _main_profile(erin)
     erin.http.post("/api/memories", json={"content": "Grew up in Oslo", "type": "fact"})
     exported = erin.http.get("/api/memories/export").json()
-    served.superuser.execute("delete from memory.memories where user_id = %s", [erin.id])  # lost, say
+    served.postgres_conn.execute("delete from memory.memories where user_id = %s", [erin.id])  # lost, say
     assert erin.http.post("/api/memories/import", json=exported).json() == {"imported": 1}
     assert erin.http.post("/api/memories/import", json=exported).json() == {"imported": 0}, "idempotent"
     assert [m["content"] for m in erin.http.get("/api/memories").json()] == ["Grew up in Oslo"]
@@ -129,7 +130,7 @@ def test_backfill_queues_a_month_of_the_users_own_profile(served: Served) -> Non
     profile = _main_profile(fay)
     queued = fay.http.post("/api/summaries/backfill", params={"profile_id": profile, "year": 2015, "month": 3})
     assert queued.status_code == 200 and queued.json()["queued"] >= 5
-    jobs = served.superuser.execute(
+    jobs = served.postgres_conn.execute(
         "select count(*) from memory_private.jobs where user_id = %s and kind in ('summarize_week', 'summarize_month')",
         [fay.id]).fetchone()
     assert jobs == (queued.json()["queued"],)

@@ -32,9 +32,9 @@ def test_create_session_returns_a_uuid(manager, make_id):
     assert str(UUID(session)) == session
 
 
-def test_sessions_have_a_24_hour_ttl(manager, superuser, make_id):
+def test_sessions_have_a_24_hour_ttl(manager, postgres_conn, make_id):
     session = manager.create_session(make_id())
-    ttl, expires_in = superuser.execute(
+    ttl, expires_in = postgres_conn.execute(
         "select ttl, expires_at - now() from memory.conversations where id = %s", [session]
     ).fetchone()
     assert ttl == timedelta(hours=24)
@@ -93,7 +93,7 @@ def test_invalid_session_starts_a_new_one(manager, make_id, bad):
     assert manager.get_session_history(bad) == []
 
 
-def test_an_unknown_uuid_is_the_new_sessions_id(client_db, manager, superuser, make_id):
+def test_an_unknown_uuid_is_the_new_sessions_id(client_db, manager, postgres_conn, make_id):
     """A UUID no conversation has is the client's choice: the session is created with it."""
     user = make_id()
     chosen = uuid4()
@@ -103,7 +103,7 @@ def test_an_unknown_uuid_is_the_new_sessions_id(client_db, manager, superuser, m
     assert manager.store_turn(chosen, user, "q2", "a2").session_id == str(chosen)
     fresh = ConversationMemoryManager(client_db)  # another process knows it too
     assert [t.query_text for t in fresh.get_session_history(str(chosen))] == ["q", "q2"]
-    owner = superuser.execute("select user_id, ttl from memory.conversations where id = %s", [chosen]).fetchone()
+    owner = postgres_conn.execute("select user_id, ttl from memory.conversations where id = %s", [chosen]).fetchone()
     assert owner == (manager.identity.user(user), timedelta(hours=24))
 
 
@@ -117,24 +117,24 @@ def test_another_users_session_is_not_written_to(manager, make_id):
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_expired_session_starts_a_new_one(manager, superuser, make_id):
+def test_expired_session_starts_a_new_one(manager, postgres_conn, make_id):
     user = make_id()
     session = manager.create_session(user)
     manager.store_turn(session, user, "old", "a")
-    age_turns(superuser, session, [1], timedelta(hours=25))
+    age_turns(postgres_conn, session, [1], timedelta(hours=25))
     assert manager.get_session_history(session) == []
     turn = manager.store_turn(session, user, "new", "b")
     assert turn.session_id != session and turn.turn_number == 1
 
 
-def test_delete_session(manager, superuser, make_id):
+def test_delete_session(manager, postgres_conn, make_id):
     user = make_id()
     session = manager.create_session(user)
     for n in range(3):
         manager.store_turn(session, user, f"q{n}", f"a{n}")
     assert manager.delete_session(session) == 3
     assert manager.get_session_history(session) == []
-    assert stored_messages(superuser, session) == []
+    assert stored_messages(postgres_conn, session) == []
     assert manager.delete_session(session) == 0
     assert manager.delete_session("not-a-uuid") == 0
 
@@ -157,17 +157,17 @@ def test_context_for_query_in_one_call(manager, make_id):
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_cleanup_old_conversations(manager, superuser, make_id):
+def test_cleanup_old_conversations(manager, postgres_conn, make_id):
     user = make_id()
     old, fresh = manager.create_session(user), manager.create_session(user)
     manager.store_turn(old, user, "old", "a")
     manager.store_turn(fresh, user, "fresh", "b")
-    age_turns(superuser, old, [1], timedelta(hours=26))
+    age_turns(postgres_conn, old, [1], timedelta(hours=26))
     result = manager.cleanup_old_conversations()
     assert result.errors == []
     assert result.sessions_deleted >= 1 and result.turns_deleted >= 1
     assert result.execution_time >= 0
-    gone = superuser.execute("select count(*) from memory.conversations where id = %s", [old]).fetchone()
+    gone = postgres_conn.execute("select count(*) from memory.conversations where id = %s", [old]).fetchone()
     assert gone == (0,)
     assert [t.query_text for t in manager.get_session_history(fresh)] == ["fresh"]
 
@@ -185,12 +185,12 @@ def test_invalid_input_raises_and_logs_context(manager, make_id, caplog):
     assert manager.get_session_history(session) == []
 
 
-def test_supabase_auth_user_ids_are_their_own_user(manager, superuser, make_auth_user):
+def test_supabase_auth_user_ids_are_their_own_user(manager, postgres_conn, make_auth_user):
     auth_id = make_auth_user()
     session = manager.create_session(str(auth_id))
     turn = manager.store_turn(session, str(auth_id), "q", "a")
     assert turn.user_id == str(auth_id)
-    owner = superuser.execute("select user_id from memory.conversations where id = %s", [session]).fetchone()
+    owner = postgres_conn.execute("select user_id from memory.conversations where id = %s", [session]).fetchone()
     assert owner == (auth_id,)
 
 
@@ -268,7 +268,7 @@ def down_db(closed_port_url):
     db.close()
 
 
-def test_a_session_started_offline_keeps_its_id_after_a_restart(database_url, down_db, superuser, make_id):
+def test_a_session_started_offline_keeps_its_id_after_a_restart(database_url, down_db, postgres_conn, make_id):
     """The write-back creates the offline session with its client-side id: no alias, no process
     memory needed, so a fresh process (new pool, new manager) reads it by that id."""
     user = make_id("offline")
@@ -296,28 +296,28 @@ def test_a_session_started_offline_keeps_its_id_after_a_restart(database_url, do
         assert reader.store_turn(session, user, "online now", "yes").session_id == session
     finally:
         after.close()
-    assert len(stored_messages(superuser, session)) == 6
+    assert len(stored_messages(postgres_conn, session)) == 6
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_offline_turns_for_an_expired_session_go_to_a_new_one(client_db, down_db, superuser, make_id):
+def test_offline_turns_for_an_expired_session_go_to_a_new_one(client_db, down_db, postgres_conn, make_id):
     """The id is taken (an expired session not swept yet): creating it conflicts, so the buffered
     turns land in a new session, as a live call's would; the expired one stays as it was."""
     user = make_id("expired-offline")
     manager = ConversationMemoryManager(client_db)
     session = manager.create_session(user)
     manager.store_turn(session, user, "old", "a")
-    age_turns(superuser, session, [1], timedelta(hours=25))
+    age_turns(postgres_conn, session, [1], timedelta(hours=25))
     buffer = FallbackBuffer()
     assert ConversationMemoryManager(down_db, fallback=buffer).store_turn(session, user, "new", "b").buffered
     assert ConversationMemoryManager(client_db, fallback=buffer).flush_pending() == 1
-    sessions = conversations_of(superuser, manager.identity.user(user))
+    sessions = conversations_of(postgres_conn, manager.identity.user(user))
     assert len(sessions) == 2 and str(sessions[1]["id"]) != session
     assert [t.query_text for t in manager.get_session_history(sessions[1]["id"])] == ["new"]
-    assert [r["content"] for r in stored_messages(superuser, session)] == ["old", "a"]
+    assert [r["content"] for r in stored_messages(postgres_conn, session)] == ["old", "a"]
 
 
-def test_a_shared_buffer_keeps_stores_sessions_and_tenants_apart(client_db, down_db, superuser, make_id):
+def test_a_shared_buffer_keeps_stores_sessions_and_tenants_apart(client_db, down_db, postgres_conn, make_id):
     """Buffer keys are namespaced by owner kind and tenant, and each owner writes back only its
     own: a store never writes a session's turns, nor a tenant another tenant's."""
     user = make_id("shared")
@@ -343,29 +343,29 @@ def test_a_shared_buffer_keeps_stores_sessions_and_tenants_apart(client_db, down
     assert [h["user_query"] for h in tenant_store.get_history(user)] == ["tenant q"]
     assert len(buffer) == 0
     assert [t.query_text for t in manager.get_session_history(session)] == ["session q"]
-    mine = conversations_of(superuser, manager.identity.user(user))
+    mine = conversations_of(postgres_conn, manager.identity.user(user))
     assert len(mine) == 2  # the session and the store's running conversation, nothing else
-    assert [r["content"] for r in stored_messages(superuser, session)] == ["session q", "session a"]
+    assert [r["content"] for r in stored_messages(postgres_conn, session)] == ["session q", "session a"]
 
 
 # -- retention ---------------------------------------------------------------------------------
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_cleanup_uses_the_databases_sweep_settings(manager, superuser, make_id):
+def test_cleanup_uses_the_databases_sweep_settings(manager, postgres_conn, make_id):
     """No hard-coded batches: the batch size and the number of batches are the settings'
     (sweep_batch_size, sweep_max_batches), as for pg_cron's sweep."""
     store = ConversationStore(manager.db)
     user = make_id("sweep")
     for n in range(1, 6):
         store.store_turn(user, f"q{n}", f"a{n}")
-    (conversation,) = conversations_of(superuser, store.identity.user(user))
-    age_turns(superuser, conversation["id"], [1, 2, 3, 4, 5], timedelta(hours=25))
-    saved = superuser.execute(
+    (conversation,) = conversations_of(postgres_conn, store.identity.user(user))
+    age_turns(postgres_conn, conversation["id"], [1, 2, 3, 4, 5], timedelta(hours=25))
+    saved = postgres_conn.execute(
         "select key, value::text from memory_private.settings"
         " where key in ('sweep_batch_size', 'sweep_max_batches')"
     ).fetchall()
-    superuser.execute(
+    postgres_conn.execute(
         "update memory_private.settings set value = '2' where key in ('sweep_batch_size', 'sweep_max_batches')"
     )
     try:  # two batches of two rows per table, whatever the caller's defaults were
@@ -373,7 +373,7 @@ def test_cleanup_uses_the_databases_sweep_settings(manager, superuser, make_id):
         result = manager.cleanup_old_conversations()
     finally:
         for key, value in saved:
-            superuser.execute("update memory_private.settings set value = %s::jsonb where key = %s", [value, key])
+            postgres_conn.execute("update memory_private.settings set value = %s::jsonb where key = %s", [value, key])
     assert turns == 2  # 4 of the user's 10 expired messages
     assert result.errors == []
     assert result.messages_deleted <= 4 and result.sessions_deleted <= 4 and result.short_term_deleted <= 4

@@ -16,10 +16,10 @@ def short_term(client_db):
     return ShortTermMemory(client_db)
 
 
-def _lifetime(superuser, short_term: ShortTermMemory, user: str, key: str = "clarification") -> timedelta:
+def _lifetime(postgres_conn, short_term: ShortTermMemory, user: str, key: str = "clarification") -> timedelta:
     """How long the state was given when last written (both ends stamped by that write, so the
     answer does not depend on how long ago that was)."""
-    row = superuser.execute(
+    row = postgres_conn.execute(
         "select expires_at - updated_at from memory.short_term_state where user_id = %s and key = %s",
         [short_term.identity.user(user), key],
     ).fetchone()
@@ -38,52 +38,52 @@ def test_set_get_clear_clarification(short_term, make_id):
     assert short_term.clear_clarification(user) is False
 
 
-def test_reads_of_an_unknown_user_create_nothing(short_term, superuser, make_id):
+def test_reads_of_an_unknown_user_create_nothing(short_term, postgres_conn, make_id):
     user = make_id("reader")
     assert short_term.get_clarification(user) is None
     assert short_term.clear_clarification(user) is False
-    assert users_with_external_id(superuser, user) == 0
+    assert users_with_external_id(postgres_conn, user) == 0
 
 
-def test_default_lifetime_is_five_minutes(short_term, superuser, make_id):
+def test_default_lifetime_is_five_minutes(short_term, postgres_conn, make_id):
     user = make_id()
     short_term.set_clarification(user, {"q": 1})
-    assert _lifetime(superuser, short_term, user) == timedelta(minutes=5)
+    assert _lifetime(postgres_conn, short_term, user) == timedelta(minutes=5)
 
 
-def test_custom_lifetime_and_overwrite(short_term, superuser, make_id):
+def test_custom_lifetime_and_overwrite(short_term, postgres_conn, make_id):
     user = make_id()
     short_term.set_clarification(user, {"v": 1}, ttl=timedelta(seconds=30))
-    assert _lifetime(superuser, short_term, user) == timedelta(seconds=30)
+    assert _lifetime(postgres_conn, short_term, user) == timedelta(seconds=30)
     short_term.set_clarification(user, {"v": 2})
     assert short_term.get_clarification(user) == {"v": 2}
-    assert _lifetime(superuser, short_term, user) == timedelta(minutes=5)
+    assert _lifetime(postgres_conn, short_term, user) == timedelta(minutes=5)
 
 
-def test_expired_state_reads_as_absent(short_term, superuser, make_id):
+def test_expired_state_reads_as_absent(short_term, postgres_conn, make_id):
     user = make_id()
     short_term.set_clarification(user, {"q": 1})
-    superuser.execute(
+    postgres_conn.execute(
         "update memory.short_term_state set expires_at = now() - interval '1 second' where user_id = %s",
         [short_term.identity.user(user)],
     )
     assert short_term.get_clarification(user) is None
 
 
-def test_reading_is_activity_so_the_lifetime_starts_again(short_term, superuser, make_id):
+def test_reading_is_activity_so_the_lifetime_starts_again(short_term, postgres_conn, make_id):
     """Seed 001: the state expires after 5 minutes of inactivity, not 5 minutes after it was set."""
     user = make_id()
     short_term.set_clarification(user, {"q": 1})
     uid = short_term.identity.user(user)
     query = "select updated_at, expires_at from memory.short_term_state where user_id = %s"
-    superuser.execute(  # four idle minutes: one left
+    postgres_conn.execute(  # four idle minutes: one left
         "update memory.short_term_state set updated_at = updated_at - interval '4 minutes',"
         " expires_at = expires_at - interval '4 minutes' where user_id = %s",
         [uid],
     )
-    idle_since, expiring = superuser.execute(query, [uid]).fetchone()
+    idle_since, expiring = postgres_conn.execute(query, [uid]).fetchone()
     assert short_term.get_clarification(user) == {"q": 1}
-    read_at, expires = superuser.execute(query, [uid]).fetchone()
+    read_at, expires = postgres_conn.execute(query, [uid]).fetchone()
     assert read_at - idle_since >= timedelta(minutes=4)  # the read is the new last activity
     assert expires - read_at == timedelta(minutes=5)  # and the whole lifetime counts from it
     assert expires - expiring >= timedelta(minutes=4)

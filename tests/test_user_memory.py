@@ -40,7 +40,7 @@ def _module_functions_use_the_test_database(client_db):
 # -- conversation history -----------------------------------------------------------------
 
 
-def test_reads_of_an_unknown_user_create_nothing(client, make_id, superuser):
+def test_reads_of_an_unknown_user_create_nothing(client, make_id, postgres_conn):
     user, tenant = make_id("reader"), make_id("tenant")
     assert client.get_conversation_history(user, tenant) == []
     assert client.get_recent_messages(user, tenant) == []
@@ -54,11 +54,11 @@ def test_reads_of_an_unknown_user_create_nothing(client, make_id, superuser):
         client.delete_memory(user, "k", tenant)
     with pytest.raises(MemoryNotFoundError, match="user state not found"):
         client.delete_user_state(user, tenant)
-    assert users_with_external_id(superuser, user) == 0
-    assert superuser.execute("select count(*) from memory.tenants where name = %s", [tenant]).fetchone() == (0,)
+    assert users_with_external_id(postgres_conn, user) == 0
+    assert postgres_conn.execute("select count(*) from memory.tenants where name = %s", [tenant]).fetchone() == (0,)
     client.add_message(user, "user", "hello", tenant)  # the first write creates user and history
     assert client.count_messages(user, tenant) == 1
-    assert users_with_external_id(superuser, user) == 1
+    assert users_with_external_id(postgres_conn, user) == 1
 
 
 def test_add_message_user(user):
@@ -252,10 +252,10 @@ def test_delete_user_state(client, user):
 # -- tenant keys ----------------------------------------------------------------------------
 
 
-def test_tenant_keys_int_name_and_uuid(client, user, superuser):
+def test_tenant_keys_int_name_and_uuid(client, user, postgres_conn):
     client.add_message(user, "user", "by int", 7)
     tenant_uuid = client.identity.tenant(7)
-    name = superuser.execute("select name from memory.tenants where id = %s", [tenant_uuid]).fetchone()
+    name = postgres_conn.execute("select name from memory.tenants where id = %s", [tenant_uuid]).fetchone()
     assert name == ("tenant-7",)
     assert [m.content for m in client.get_recent_messages(user, tenant_uuid)] == ["by int"]
     assert [m.content for m in client.get_recent_messages(user, str(tenant_uuid))] == ["by int"]

@@ -16,17 +16,17 @@ from supamem import ConversationStore
 from supamem.fallback import BufferedTurn, write_back
 
 
-def _waiting_on_a_lock(superuser, pid: int) -> bool:
-    row = superuser.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
+def _waiting_on_a_lock(postgres_conn, pid: int) -> bool:
+    row = postgres_conn.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
     return row is not None and row[0] == "Lock"
 
 
-def test_racing_write_backs_store_each_turn_once(client_db, superuser, make_id):
+def test_racing_write_backs_store_each_turn_once(client_db, postgres_conn, make_id):
     store = ConversationStore(client_db)
     user_id = make_id("racer")
     store.store_turn(user_id, "before", "the outage")
     user = store.identity.user(user_id)
-    conversation = superuser.execute(
+    conversation = postgres_conn.execute(
         "select id from memory.conversations where user_id = %s", [user]
     ).fetchone()[0]
     turns = [BufferedTurn(key="k", user_id=user_id, query=f"q{n}", response=f"a{n}", metadata={}) for n in (1, 2)]
@@ -47,10 +47,10 @@ def test_racing_write_backs_store_each_turn_once(client_db, superuser, make_id):
         assert started.wait(10)
         # The racer's lookup ran before this commit, so it tries the same turns and must wait.
         deadline = time.monotonic() + 30
-        while not _waiting_on_a_lock(superuser, second["pid"]):
+        while not _waiting_on_a_lock(postgres_conn, second["pid"]):
             assert racer.is_alive(), "the second write-back finished without waiting"
             assert time.monotonic() < deadline, "the second write-back never reached the lock"
     racer.join(10)
     assert second["written"] == 0
-    contents = [m["content"] for m in stored_messages(superuser, conversation)]
+    contents = [m["content"] for m in stored_messages(postgres_conn, conversation)]
     assert contents == ["before", "the outage", "q1", "a1", "q2", "a2"]
