@@ -17,6 +17,12 @@ insert into allowed values
     || 'security definer, and inlined it is parsed under the caller''s empty search_path'
 ),
 (
+    'function_search_path_mutable', 'memory_private.bm25(double precision,double precision,double precision,'
+    || 'double precision,double precision)',
+    'an immutable SQL function inlined into lexical_messages and lexical_memories, once per candidate and term '
+    || '(a SET clause would stop the inlining); not security definer, parsed under the caller''s empty search_path'
+),
+(
     'function_search_path_mutable', 'memory_private.run_retention_sweep()',
     'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
 ),

@@ -2,11 +2,12 @@
 -- an unqualified name to an object of their own (advisor lint 0011, function_search_path_mutable).
 -- Security definer functions pin it to '' and qualify every name.
 --
--- One exemption: memory_private.memory_score, seed 004's score formula, goes without a SET clause
--- so that Postgres can inline it into the queries that rank memories (a function with a SET clause
--- is never inlined; 20261123000500 says why that matters). It is safe: plain arithmetic on its
--- arguments that names no table or function of its own, invoker's rights, immutable, and inlined
--- into callers that pin search_path themselves. The check below holds it to exactly that shape.
+-- Two exemptions: memory_private.memory_score, seed 004's score formula, and memory_private.bm25,
+-- one term's BM25 weight, go without a SET clause so that Postgres can inline them into the
+-- queries that rank memories and messages (a function with a SET clause is never inlined;
+-- 20261123000500 and 20261125020000 say why that matters). They are safe: plain arithmetic on
+-- their arguments that names no table or function of its own, invoker's rights, immutable, and
+-- inlined into callers that pin search_path themselves. The check below holds them to that shape.
 begin;
 select plan(5);
 
@@ -18,18 +19,23 @@ select is(
             and p.prokind in ('f', 'a', 'w')
             and not exists (select 1 from unnest(p.proconfig) as c where c like 'search_path=%')
             and p.oid <> 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure
+            and p.oid <> 'memory_private.bm25(float8, float8, float8, float8, float8)'::regprocedure
         order by 1
     ),
     array[]::text[],
-    'every function in memory and memory_private sets search_path (memory_score aside, below)'
+    'every function in memory and memory_private sets search_path (memory_score and bm25 aside, below)'
 );
 
 select results_eq(
-    $$select l.lanname, p.prosecdef, p.provolatile, p.proconfig is null
+    $$select p.proname, l.lanname, p.prosecdef, p.provolatile, p.proconfig is null
     from pg_catalog.pg_proc as p join pg_catalog.pg_language as l on l.oid = p.prolang
-    where p.oid = 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure$$,
-    $$values ('sql'::name, false, 'i'::"char", true)$$,
-    'memory_score, the one exemption: SQL, invoker''s rights, immutable, no SET clause'
+    where p.oid in (
+        'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure,
+        'memory_private.bm25(float8, float8, float8, float8, float8)'::regprocedure
+    )
+    order by 1$$,
+    $$values ('bm25'::name, 'sql'::name, false, 'i'::"char", true), ('memory_score', 'sql', false, 'i', true)$$,
+    'the two exemptions: SQL, invoker''s rights, immutable, no SET clause'
 );
 
 select is(
