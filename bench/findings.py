@@ -154,14 +154,19 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"frequencies live in `memory_private.search_terms`, folded in by a pg_cron job every minute (messages not "
         f"folded yet are counted at query time), and a query scores only the newest messages holding its rarest terms "
         f"(terms added by rarity while their frequencies sum to 2,000, at most 2,000 messages). On LoCoMo (~600 turns a "
-        f"user) the ranking is unchanged by the bound and lexical search takes "
+        f"user) the ranking is unchanged by the bound; lexical search takes "
         f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_lexical', 'p50_us'))} p50, hybrid "
-        f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_hybrid', 'p50_us'))}: the 5 ms target is missed by the fixed cost "
-        f"of a plpgsql ranking (query terms, one probe per term, a GIN bitmap scan, unnesting each candidate's "
-        f"tsvector) plus the vector side. Against the history's length (section 8's second table) the cost still grows, "
-        f"about 15x for 100x the turns where it was 60x before the statistics: past a few thousand turns the 2,000 "
-        f"candidates are always fetched and sorted, and a GIN scan on (user_id, lexeme) intersects posting lists that "
-        f"grow with the history. The vector side (HNSW with iterative scan, user filter in the statement) is about "
+        f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_hybrid', 'p50_us'))}. A profile (auto_explain of the nested "
+        f"statements, 419 to 41,900 turns) found three costs that 20261125020000 and 020100 removed without changing a "
+        f"ranking: `bm25` ran as a separate SQL function per candidate and term (a SET clause prevents inlining), "
+        f"scoring unnested every lexeme of every candidate (about 22 a turn; the tsvector is now cut to the query's "
+        f"lexemes in C, setweight then ts_filter), and the ranking functions' default estimate of 1,000 rows made "
+        f"search_messages fetch its page by merging with a scan of the messages' primary key (10,000 rows read at "
+        f"41,900 turns). Before them hybrid search took 7.66 ms at 629 turns and 98.4 ms at 62,900. What still grows "
+        f"with the history ({_scale_ratio(wl)} at the largest size, section 8's second table): past a few thousand "
+        f"turns the 2,000 candidates are always fetched through a GIN bitmap scan whose posting lists grow with the "
+        f"history, sorted by id and scored, where ~600 turns have a few hundred. "
+        f"The vector side (HNSW with iterative scan, user filter in the statement) is about "
         f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_vector', 'p50_us'))} at 600 turns. *Suggestion*: impact-ordered "
         f"candidates (the newest matches per rare term through a btree on (user_id, lexeme, message id) kept by the same "
         f"fold), so the candidate fetch stops at the bound instead of sorting every match; and memory statistics kept "
@@ -200,6 +205,14 @@ def findings(results: dict[str, Any]) -> list[str]:
             f"`claim_jobs` to save an RPC per job.")
     out.append("")
     return out
+
+
+def _scale_ratio(wl: dict[str, Any]) -> str:
+    """Hybrid search p50 at the largest history over the smallest, as "N.Nx"."""
+    rows = _g(wl, "locomo", "latency_at_scale", default=[]) or []
+    if len(rows) < 2:
+        return "?"
+    return f"{rows[-1]['hybrid']['p50_us'] / rows[0]['hybrid']['p50_us']:.1f}x"
 
 
 def method(results: dict[str, Any]) -> list[str]:
@@ -270,9 +283,9 @@ METHOD = [
     "- **Scheduler noise in this run.** `select 1`'s p99 in section 1 ranged up to {select1_p99} (its p50 "
     "{select1_p50}), a figure no kit change moves: with client, server, autovacuum and pg_cron on two cores, "
     "a call now and then waits for a core, which the p99 columns and the jobs' RPC tails (section 7) carry.",
-    "- **This file** comes from one full `make bench` (all eight workloads, {workload_minutes} minutes of workloads "
-    "plus the cluster setup), run on the kit as committed; each section's footer says when it ran. Before/after "
-    "figures quoted in "
+    "- **This file** comes from full `make bench` runs on the kit as committed (all eight workloads, "
+    "{workload_minutes} minutes of workloads plus the cluster setup); a workload whose code changed since is rerun "
+    "alone (`BENCH_ARGS='--only locomo'`), and each section's footer says when it ran. Before/after figures quoted in "
     "the findings for changes that are not benchmark workloads (the reference lookup, the message-search index) come "
     "from interleaved comparisons on a development cluster, as stated there.",
     "- `python -m bench --only context,writes` runs some workloads (merged into results.json); `BENCH_SCALE=small` is "
