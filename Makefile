@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-SQL_LINT_PATHS := supabase/migrations
+SQL_LINT_PATHS := supabase/schemas supabase/migrations
 PY_LINT_PATHS := supamem supamem_server jobs tests scripts bench
 
 # The local stack (scripts/db.sh). `SUPAMEM_DB_PORT=54399 make test` runs a separate cluster;
@@ -14,7 +14,7 @@ SUPAMEM_DB_PORT ?= 54322
 DATABASE_URL ?= postgresql://postgres:postgres@127.0.0.1:$(SUPAMEM_DB_PORT)/postgres
 export SUPAMEM_DB_PORT DATABASE_URL
 
-.PHONY: venv db db-stop db-reset test lint demo serve browser bench
+.PHONY: venv db db-stop db-reset test lint demo serve browser bench migration schema-check
 
 # Reinstall only when pyproject.toml is newer than the stamp, so repeated runs are fast.
 venv: $(VENV)/.installed
@@ -36,6 +36,17 @@ db-reset: venv
 	scripts/db.sh reset
 	$(PY) scripts/migrate.py --bootstrap --with-pgtap
 
+# supabase/schemas is the source of the database (scripts/schema.py). After editing it,
+# `make migration name=what_it_changes` writes the migration that brings a database built by the
+# migrations to what the schema files declare, for review. `make schema-check` fails when the two
+# build different databases (make test checks it too, in tests/test_schema_files.py).
+migration: venv
+	@test -n "$(name)" || { echo "usage: make migration name=what_it_changes" >&2; exit 2; }
+	$(PY) scripts/schema.py diff $(name)
+
+schema-check: venv
+	$(PY) scripts/schema.py check
+
 # pytest (includes the pgTAP files via tests/test_pgtap.py), then the SQL and Python linters.
 # All always run; the target fails if any failed.
 test: venv db browser
@@ -55,7 +66,7 @@ browser:
 	scripts/browser.sh
 
 demo: venv db
-	$(PY) -m supamem.demo
+	$(PY) -m jobs.demo
 
 # The HTTP app on http://127.0.0.1:8000 (the local stack, the offline LLM), signed in as a demo user.
 serve: venv db

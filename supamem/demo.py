@@ -1,7 +1,9 @@
 """`make demo`: a guided tour of the kit on the local database.
 
 Every step calls the same RPC functions and Python interfaces an app server would. The demo's
-own data lives in a tenant named "supamem demo" that is wiped at the start of each run.
+own data lives in a tenant named "supamem demo" that is wiped at the start of each run. The
+extraction worker lives a layer up (the `jobs` package): its entry point, `python -m jobs.demo`,
+hands `main` the function that runs a user's queued jobs.
 """
 
 from __future__ import annotations
@@ -9,20 +11,20 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+from collections.abc import Callable
 from contextlib import closing
 from typing import Any
 from uuid import UUID
 
 import psycopg
 
-from jobs.handlers import describe_llm, make_llm
-from jobs.transport import PsycopgTransport
-from jobs.worker import Worker
-
 from .conversation_store import CURRENT, ConversationStore
 from .db import Database, database_url
 from .errors import NotFoundError, PermissionDeniedError
 from .identity import Identity
+
+#: Runs the jobs queued for one user, once, and says in a sentence what ran.
+RunJobs = Callable[[Database, UUID], str]
 
 DEMO_TENANT = "supamem demo"
 OTHER_TENANT = "supamem demo: globex"
@@ -198,7 +200,7 @@ def tenant_story(db: Database, identity: Identity) -> None:
         check(True, "reading is all an admin may do: writing Carlos's data is refused (42501)")
 
 
-def memory_story(db: Database) -> None:
+def memory_story(db: Database, run_jobs: RunJobs) -> None:
     title(7, "Long-term memory, written by the extraction worker")
     with closing(owner_connection()) as owner:
         luz = sign_up(owner, "luz@demo.supamem.dev")
@@ -211,8 +213,6 @@ def memory_story(db: Database) -> None:
         )[0]["id"]
     profiled = db.call_as(luz, "create_conversation", profile_id=profile, mode="astro")[0]
     generic = db.call_as(luz, "create_conversation", mode="chat")[0]
-    llm = make_llm()
-    transport = PsycopgTransport(db)
 
     def chat(conversation: dict[str, Any], *questions: str) -> None:
         for question in questions:
@@ -221,9 +221,7 @@ def memory_story(db: Database) -> None:
             show(f"Luz: {question}")
 
     def work() -> None:
-        summary = Worker(transport, llm, concurrency=2, lease=60, user_ids=[luz]).run(once=True)
-        done = ", ".join(f"{n} {kind}" for (kind, outcome), n in sorted(summary.counts.items()) if outcome == "done")
-        say(f"The worker ({describe_llm(llm)}: rule-based, no network) ran {done or 'nothing'}.")
+        say(run_jobs(db, luz))
 
     def memories() -> list[dict[str, Any]]:
         return db.call_as(luz, "search_memories", status="all")
@@ -265,7 +263,7 @@ def memory_story(db: Database) -> None:
     check(any(e["event"] == "supersede" for e in events), "every change is in the append-only history")
 
 
-def main() -> None:
+def main(run_jobs: RunJobs) -> None:
     print(_style("1", "supamem — conversation memory that lives in your Supabase Postgres"))
     print(f"   database: {database_url().split('@')[-1]}")
     with closing(owner_connection()) as owner:
@@ -275,11 +273,7 @@ def main() -> None:
         conversation_story(db, identity)
         isolation_story(db)
         tenant_story(db, identity)
-        memory_story(db)
+        memory_story(db, run_jobs)
     print()
     print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff, ruff),")
     print("and `make serve` for the HTTP app: the chat, the REST API and the Memory settings page.")
-
-
-if __name__ == "__main__":
-    main()

@@ -38,6 +38,11 @@ TENANT_NAMESPACE = UUID("6f1d2a4e-59c3-4c1e-9f4e-2b7d0c8a5e31")
 TenantKey = int | str | UUID | None
 
 
+#: A user id that names nobody (gen_random_uuid never makes the nil UUID): a write-side RPC called
+#: with it for an unknown user answers as it does for a user without the row.
+NOBODY = UUID(int=0)
+
+
 def _as_uuid(value: object) -> UUID | None:
     if isinstance(value, UUID):
         return value
@@ -117,7 +122,10 @@ class Identity:
         cached = self._users.get(key)
         if cached is not None:
             return cached
-        resolved: UUID | None = None
+        # memory.find_user_id decides what an id names; only an id that names nobody yet makes a user.
+        resolved = self.find(user_id, tenant_id)
+        if resolved is not None:
+            return resolved
         if _as_uuid(user_id) is not None and tenant is None:
             try:
                 resolved = self.db.call_value("register_user", user_id=UUID(key[1]))

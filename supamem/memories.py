@@ -31,7 +31,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .db import Database, Transaction
 from .errors import InvalidInputError, NotFoundError
-from .identity import Identity, TenantKey, tenant_uuid
+from .identity import Identity, TenantKey
 
 T = TypeVar("T")
 
@@ -260,35 +260,23 @@ class MemoryService:
         return owner
 
     def _find_owner(self, user_id: str | UUID, tenant_id: TenantKey, *, create: bool = False) -> _Owner | None:
-        """Who acts for `user_id`, or None when nobody has the id and `create` is off (reads
-        create nothing)."""
+        """Who acts for `user_id` (Identity resolves the id), or None when nobody has the id and
+        `create` is off (reads create nothing)."""
         key = (str(user_id), tenant_id)
         cached = self._owners.get(key)
         if cached is not None:
             return cached
-        tenant = self.identity.tenant(tenant_id) if create else tenant_uuid(tenant_id)
-        row = None
-        as_uuid = user_id if isinstance(user_id, UUID) else _as_uuid(user_id)
-        if as_uuid is not None:
-            row = self._user_row(as_uuid)
-            if row is not None and row["tenant_id"] != tenant:
-                row = None  # a user of another tenant: the id is an external id here
-        if row is None:
-            found = self.identity.user(user_id, tenant_id) if create else self.identity.find(user_id, tenant_id)
-            row = None if found is None else self._user_row(found)
-        if row is None:
+        found = self.identity.user(user_id, tenant_id) if create else self.identity.find(user_id, tenant_id)
+        if found is None:
             return None
-        owner = _Owner(id=row["id"], auth=row["auth_user_id"] is not None)
+        with self.db.transaction() as tx:
+            rows = tx.execute("select auth_user_id is not null as auth from memory.users where id = %s", [found])
+        if not rows:
+            return None
+        owner = _Owner(id=found, auth=rows[0]["auth"])
         with self._lock:
             self._owners[key] = owner
         return owner
-
-    def _user_row(self, user_uuid: UUID) -> dict[str, Any] | None:
-        with self.db.transaction() as tx:
-            rows = tx.execute(
-                "select id, tenant_id, auth_user_id from memory.users where id = %s", [user_uuid]
-            )
-        return rows[0] if rows else None
 
     def _transaction(self, owner: _Owner) -> Any:
         """As the Auth user themselves (RLS decides), else as service_role."""
@@ -668,15 +656,6 @@ def _numeric(value: float | Decimal | None) -> Decimal | None:
     """A float as the numeric it reads as (a float parameter is double precision, which
     Postgres does not cast to numeric implicitly, so the RPC would not be found)."""
     return None if value is None else Decimal(str(value))
-
-
-def _as_uuid(value: object) -> UUID | None:
-    if isinstance(value, str):
-        try:
-            return UUID(value)
-        except ValueError:
-            return None
-    return None
 
 
 __all__ = [

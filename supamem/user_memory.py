@@ -24,7 +24,7 @@ from psycopg.types.json import Jsonb
 from .current import read_current
 from .db import Database, Transaction
 from .errors import NotFoundError
-from .identity import Identity, TenantKey, tenant_uuid
+from .identity import NOBODY, Identity, TenantKey, tenant_uuid
 from .models import ConversationMessage, UserMemory, UserState
 
 DEFAULT_PAGE = 50
@@ -130,10 +130,8 @@ class UserMemoryClient:
 
     def delete_memory(self, user_id: str, key: str, tenant_id: TenantKey = None) -> None:
         """Delete one key; `MemoryNotFoundError` if it does not exist."""
-        user = self.identity.find(user_id, tenant_id)
-        if user is None:
-            raise NotFoundError(f"memory key {key!r} not found", sqlstate="P0002")
-        self.db.call("kv_delete", key=key, user_id=user)
+        # An unknown user has no keys: memory.kv_delete reports that, as for any missing key.
+        self.db.call("kv_delete", key=key, user_id=self.identity.find(user_id, tenant_id) or NOBODY)
 
     def clear_all_memory(self, user_id: str, tenant_id: TenantKey = None) -> int:
         user = self.identity.find(user_id, tenant_id)
@@ -152,10 +150,7 @@ class UserMemoryClient:
 
     def delete_user_state(self, user_id: str, tenant_id: TenantKey = None) -> None:
         """`MemoryNotFoundError` if the user has no state."""
-        user = self.identity.find(user_id, tenant_id)
-        if user is None:
-            raise NotFoundError("user state not found", sqlstate="P0002")
-        self.db.call("state_delete", user_id=user)
+        self.db.call("state_delete", user_id=self.identity.find(user_id, tenant_id) or NOBODY)
 
 
 # -- module-level API (seed 003) ----------------------------------------------------------

@@ -8,7 +8,7 @@ from client_helpers import run_module
 
 def test_the_demo_runs_and_every_check_passes(database_url):
     for run in ("first", "again"):  # a second run starts over on its own data
-        done = run_module("supamem.demo", database_url, timeout=120)
+        done = run_module("jobs.demo", database_url, timeout=120)
         assert done.returncode == 0, f"{run} run:\n{done.stdout}\n{done.stderr}"
         assert "All done." in done.stdout
         assert done.stdout.count("✓") >= 20, done.stdout

@@ -1,8 +1,8 @@
--- memory.find_user_id(external id, tenant) and memory.find_conversation(user, match): the read-side
+-- memory.find_user_id(id, tenant) and memory.find_conversation(user, match): the read-side
 -- lookups. They answer what user_id_for / current_conversation would pick, or nothing, and never
 -- create a row. find_conversation reads under the caller's RLS; find_user_id is a service function.
 begin;
-select plan(23);
+select plan(27);
 
 select tests.create_cast('rpc-find');
 
@@ -52,9 +52,22 @@ select is(
     'in any spelling of the UUID'
 );
 select is(
-    memory.find_user_id(tests.recall('owner'), tests.recall('tenant_a')::uuid), null,
-    'a UUID in a tenant is an external id there, and nobody has it'
+    memory.find_user_id(tests.recall('owner'), tests.recall('tenant_b')::uuid), null,
+    'a UUID in another tenant is an external id there, and nobody has it'
 );
+select is(
+    memory.find_user_id(tests.recall('owner'), tests.recall('tenant_a')::uuid), tests.recall('owner')::uuid,
+    'in the user''s own tenant it names the user'
+);
+select is(
+    memory.find_user_id(tests.recall('ext'), tests.recall('tenant_a')::uuid), tests.recall('ext')::uuid,
+    'the UUID of a user user_id_for made finds that user in its tenant'
+);
+select is(
+    memory.find_user_id(tests.recall('ext'), tests.recall('tenant_b')::uuid), null,
+    'and nobody in another tenant'
+);
+select is(memory.find_user_id(tests.recall('plain')), tests.recall('plain')::uuid, 'or in the null tenant');
 select is(memory.find_user_id('rpc-find:nobody'), null, 'an unknown id finds nobody');
 set local enable_seqscan = off;  -- the plan that probes users_pkey
 select is(memory.find_user_id('rpc-find:nobody'), null, 'also when the plan looks ids up by primary key');

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""supabase/schemas is the source of the database; migrations are generated from it and checked.
+
+The schema files hold the current definition of every object (one object or a tight group per
+file, with its grants, policies and triggers beside it). `supabase/config.toml`'s
+`[db.migrations] schema_paths` lists them in the order they are applied, as the Supabase CLI reads
+it for declarative schemas. The first file turns `check_function_bodies` off (as pg_dump's own output
+does), so a function may name a table that a later file creates.
+
+    scripts/schema.py check            build the database from the migrations and from the schema
+                                       files, each in a throwaway cluster; fail when they differ
+    scripts/schema.py diff NAME        write supabase/migrations/<now>_NAME.sql: migra's diff from
+                                       the migrations to the schema files (as `supabase db diff`
+                                       does with migra), in the project's SQL style, for review
+    scripts/schema.py apply URL        load the schema files into a bootstrapped database
+
+What is compared (`catalog`): pg_dump's schema of `memory` and `memory_private` (tables, columns,
+constraints, indexes, functions, policies, triggers, grants, comments), the rows of every table in
+them (a fresh database holds only configuration: settings, schedules, phrase lists), the extensions,
+the realtime publication's tables and pg_cron's jobs. migra does not diff comments, data, cron jobs
+or publication membership: `diff` says so, and `check` fails until the migration carries them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from migrate import MIGRATIONS_DIR, REPO_ROOT, describe_error, prepare_local_stack, split_statements  # noqa: E402
+
+CONFIG = REPO_ROOT / "supabase" / "config.toml"
+SCHEMAS_DIR = REPO_ROOT / "supabase" / "schemas"
+KIT_SCHEMAS = ("memory", "memory_private")
+PG_DUMP = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")) / "pg_dump"
+# Throwaway clusters (scripts/db.sh, their own ports): one built from the migrations, one from the schema files.
+MIGRATIONS_PORT = int(os.environ.get("SUPAMEM_SCHEMA_FROM_MIGRATIONS_PORT", "54361"))
+SCHEMA_PORT = int(os.environ.get("SUPAMEM_SCHEMA_FROM_FILES_PORT", "54362"))
+
+
+class SchemaError(Exception):
+    pass
+
+
+def schema_files() -> list[Path]:
+    """The schema files in the order config.toml's schema_paths gives (globs sorted, each file once)."""
+    config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    patterns = config["db"]["migrations"]["schema_paths"]
+    files: list[Path] = []
+    base = CONFIG.parent
+    for pattern in patterns:
+        matches = sorted(base.glob(pattern.removeprefix("./")))
+        if not matches:
+            raise SchemaError(f"schema_paths entry {pattern!r} matches no file")
+        files.extend(m for m in matches if m not in files)
+    unlisted = sorted(set(SCHEMAS_DIR.rglob("*.sql")) - set(files))
+    if unlisted:
+        raise SchemaError("schema files missing from schema_paths: " + ", ".join(str(p) for p in unlisted))
+    return files
+
+
+def apply_schema(url: str) -> None:
+    """Every schema file, statement by statement (as migrations run), in one transaction."""
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction(), conn.cursor(binary=True) as cursor:
+        for path in schema_files():
+            text = path.read_text(encoding="utf-8")
+            base = 0
+            for statement in split_statements(text):
+                base = text.find(statement, base)
+                try:
+                    cursor.execute(statement, prepare=False)
+                except psycopg.Error as exc:
+                    raise SchemaError(f"{path.relative_to(REPO_ROOT)} failed:\n  {describe_error(exc, text, base)}") from exc
+
+
+def catalog(admin_url: str) -> str:
+    """The database's kit-owned state as text, comparable across two databases."""
+    dump = subprocess.run(
+        [str(PG_DUMP), "--schema-only", "--no-owner", *(f"--schema={s}" for s in KIT_SCHEMAS), admin_url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    lines = [line for line in dump.splitlines() if not line.startswith(("-- Dumped", "\\restrict", "\\unrestrict"))]
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        tables = conn.execute(
+            "select format('%%I.%%I', n.nspname, c.relname) from pg_class as c"
+            " join pg_namespace as n on n.oid = c.relnamespace"
+            " where n.nspname = any(%s) and c.relkind in ('r', 'p') order by 1",
+            [list(KIT_SCHEMAS)],
+        ).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(
+                sql.SQL("select t::text from {} as t order by 1").format(sql.SQL(table))
+            ).fetchall()
+            lines += [f"-- rows of {table}", *(r[0] for r in rows)]
+        extras = {
+            "extensions": "select extname || ' ' || extversion from pg_extension order by 1",
+            "publication": "select pubname || ' ' || schemaname || '.' || tablename from pg_publication_tables"
+            " order by 1",
+            "cron jobs": "select jobname || ' | ' || schedule || ' | ' || command || ' | ' || username"
+            " from cron.job order by 1",
+        }
+        for label, query in extras.items():
+            lines += [f"-- {label}", *(r[0] for r in conn.execute(query).fetchall())]
+    return "\n".join(lines) + "\n"
+
+
+def _db_sh(port: int, *args: str) -> str:
+    env = dict(os.environ, SUPAMEM_DB_PORT=str(port))
+    result = subprocess.run(
+        [str(REPO_ROOT / "scripts" / "db.sh"), *args], env=env, capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise SchemaError(f"scripts/db.sh {' '.join(args)} (port {port}) failed:\n{result.stderr}")
+    return result.stdout.strip()
+
+
+@contextmanager
+def throwaway_cluster(port: int) -> Iterator[tuple[str, str]]:
+    """A fresh, bootstrapped cluster: (postgres URL, superuser URL); stopped afterwards."""
+    _db_sh(port, "reset")
+    try:
+        url, admin_url = _db_sh(port, "url"), _db_sh(port, "admin-url")
+        prepare_local_stack(admin_url, bootstrap_first=True, with_pgtap=False)
+        yield url, admin_url
+    finally:
+        _db_sh(port, "stop")
+
+
+def _migrate(url: str, admin_url: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "migrate.py"), "--database-url", url, "--admin-url", admin_url],
+        capture_output=True, text=True, check=False,
+    )
+    if result.returncode != 0:
+        raise SchemaError(f"the migrations failed:\n{result.stderr}")
+
+
+@contextmanager
+def both_databases() -> Iterator[tuple[tuple[str, str], tuple[str, str]]]:
+    with throwaway_cluster(MIGRATIONS_PORT) as migrated, throwaway_cluster(SCHEMA_PORT) as declared:
+        _migrate(*migrated)
+        apply_schema(declared[0])
+        yield migrated, declared
+
+
+def disagreement() -> str:
+    """The unified diff of the two catalogs; empty when the schema files and the migrations agree."""
+    with both_databases() as (migrated, declared):
+        left, right = catalog(migrated[1]), catalog(declared[1])
+    return "".join(difflib.unified_diff(
+        left.splitlines(keepends=True), right.splitlines(keepends=True),
+        fromfile="from supabase/migrations", tofile="from supabase/schemas",
+    ))
+
+
+def migra_statements(from_admin_url: str, to_admin_url: str) -> str:
+    """migra's statements that turn the first database into the second ('' when it sees no difference)."""
+    migra = Path(sys.executable).parent / "migra"
+    if not migra.exists():
+        raise SchemaError("migra is not installed (pip install -e '.[dev]')")
+    urls = [u.replace("postgresql://", "postgresql+psycopg2://", 1) for u in (from_admin_url, to_admin_url)]
+    result = subprocess.run(
+        [str(migra), "--unsafe", "--with-privileges", "--exclude_schema", "supabase_migrations", *urls],
+        capture_output=True, text=True, check=False,
+    )
+    # migra exits 2 when it found differences, 0 when none.
+    if result.returncode not in (0, 2):
+        raise SchemaError(f"migra failed:\n{result.stderr}")
+    return result.stdout if result.returncode == 2 else ""
+
+
+def generate(name: str) -> Path | None:
+    """The statements from the migrated database to the declared one, as a new migration file."""
+    with both_databases() as (migrated, declared):
+        statements = migra_statements(migrated[1], declared[1])
+    if not statements.strip():
+        return None
+    version = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    path = MIGRATIONS_DIR / f"{version}_{name}.sql"
+    path.write_text(statements, encoding="utf-8")
+    # migra writes pg_get_functiondef's upper case; the project's SQL style is sqlfluff's (.sqlfluff).
+    subprocess.run([str(Path(sys.executable).parent / "sqlfluff"), "fix", "--quiet", str(path)],
+                   capture_output=True, check=False)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="fail when the schema files and the migrations build different databases")
+    diff = sub.add_parser("diff", help="write a migration from the migrations' database to the schema files'")
+    diff.add_argument("name", help="the migration's name (what it changes, snake_case)")
+    apply = sub.add_parser("apply", help="load the schema files into a bootstrapped database")
+    apply.add_argument("url")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "apply":
+            apply_schema(args.url)
+        elif args.command == "check":
+            differences = disagreement()
+            if differences:
+                print(differences, end="")
+                print("error: supabase/schemas and supabase/migrations build different databases", file=sys.stderr)
+                return 1
+            print("supabase/schemas and supabase/migrations agree")
+        else:
+            path = generate(args.name)
+            if path is None:
+                print("no difference: the migrations already build what supabase/schemas declares")
+            else:
+                print(f"wrote {path.relative_to(REPO_ROOT)}: review it; migra does not diff comments, table rows,"
+                      " pg_cron jobs or publication membership, so add those by hand (`make schema-check` verifies)")
+    except SchemaError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+-- Why: prompts want the newest messages oldest-first, screens want them newest-first and paged
+-- (seed 003); both walk the (conversation, turn, role) index backwards and stop at the limit.
+create function memory.history(
+    p_conversation_id uuid,
+    p_limit integer default 20,
+    p_offset integer default 0,
+    p_newest_first boolean default false
+)
+returns setof memory.messages
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+    if p_limit is null or p_limit < 1 or p_limit > 1000 or p_offset is null or p_offset < 0 then
+        raise exception using errcode = '22023', message = 'limit must be 1..1000 and offset >= 0';
+    end if;
+    if p_newest_first then
+        return query
+        select m.*
+        from memory.messages as m
+        where m.conversation_id = p_conversation_id and (m.expires_at is null or m.expires_at > now())
+        order by m.turn_number desc, m.role asc
+        limit p_limit offset p_offset;
+    else
+        return query
+        select page.*
+        from memory.history(p_conversation_id, p_limit, p_offset, true) as page
+        order by page.turn_number asc, page.role desc;
+    end if;
+end
+$$;
+
+revoke all on function memory.history(uuid, integer, integer, boolean) from public, anon, authenticated, service_role;
+grant execute on function memory.history(uuid, integer, integer, boolean) to authenticated, service_role;

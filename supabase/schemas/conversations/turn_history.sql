@@ -1,0 +1,24 @@
+-- Why: seeds 000 and 001 read whole turns; the newest N, oldest first, bounded by the index.
+create function memory.turn_history(p_conversation_id uuid, p_max_turns integer default 10)
+returns setof memory.turns
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+    v_last integer;
+begin
+    if p_max_turns is null or p_max_turns < 1 or p_max_turns > 500 then
+        raise exception using errcode = '22023', message = 'max turns must be 1..500';
+    end if;
+    select c.last_turn into v_last from memory.conversations as c where c.id = p_conversation_id;
+    return query
+    select t.*
+    from memory.turns as t
+    where t.conversation_id = p_conversation_id and t.turn_number > coalesce(v_last, 0) - p_max_turns
+    order by t.turn_number;
+end
+$$;
+
+revoke all on function memory.turn_history(uuid, integer) from public, anon, authenticated, service_role;
+grant execute on function memory.turn_history(uuid, integer) to authenticated, service_role;

@@ -1,0 +1,64 @@
+-- Store an embed job's vectors and complete it; queue it again while rows remain. Vectors of
+-- another model than the current one (it changed meanwhile) are dropped and the job re-queued.
+-- A vector of the wrong dimensions, an unknown kind or a malformed item refuses the whole batch.
+create function memory.finish_embeddings(p_job_id bigint, p_worker text, p_model text, p_items jsonb)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
+    v_dimensions integer := (memory_private.setting('embedding_dimensions'))::integer;
+    v_current boolean := p_model = memory_private.setting('embedding_model') ->> 0;
+    v_bad jsonb;
+    v_stored integer := 0;
+    v_memories integer;
+begin
+    if jsonb_typeof(p_items) is distinct from 'array' then
+        raise exception using errcode = '22023', message = 'items must be a JSON array';
+    end if;
+    select i.item into v_bad
+    from jsonb_array_elements(p_items) as i (item)
+    where jsonb_typeof(i.item) <> 'object'
+        or i.item ->> 'kind' is null or i.item ->> 'kind' not in ('message', 'memory')
+        or i.item ->> 'id' is null
+        or jsonb_typeof(i.item -> 'embedding') is distinct from 'array'
+        or jsonb_array_length(i.item -> 'embedding') <> v_dimensions
+    limit 1;
+    if v_bad is not null then
+        raise exception using errcode = '22023',
+            message = format('each item needs kind (message or memory), id and an embedding of %s numbers', v_dimensions),
+            detail = left(v_bad::text, 200);
+    end if;
+    if v_current then
+        -- Rows deleted since the input was read are skipped by the joins.
+        insert into memory_private.message_embeddings as e (message_id, user_id, model, embedding)
+        select m.id, m.user_id, p_model, (i.item ->> 'embedding')::extensions.vector
+        from jsonb_array_elements(p_items) as i (item)
+        join memory.messages as m on m.id::text = i.item ->> 'id' and m.user_id = v_job.user_id
+        where i.item ->> 'kind' = 'message'
+        on conflict (message_id) do update
+        set model = excluded.model, embedding = excluded.embedding, created_at = now();
+        get diagnostics v_stored = row_count;
+        insert into memory_private.memory_embeddings as e (memory_id, user_id, model, embedding)
+        select mm.id, mm.user_id, p_model, (i.item ->> 'embedding')::extensions.vector
+        from jsonb_array_elements(p_items) as i (item)
+        join memory.memories as mm on mm.id::text = i.item ->> 'id' and mm.user_id = v_job.user_id
+        where i.item ->> 'kind' = 'memory'
+        on conflict (memory_id) do update
+        set model = excluded.model, embedding = excluded.embedding, created_at = now();
+        get diagnostics v_memories = row_count;
+        v_stored := v_stored + v_memories;
+    end if;
+    -- Rows committed before this check are seen; a later one waits for the user's next job.
+    perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('stored', v_stored, 'model', p_model));
+    if exists (select 1 from memory_private.unembedded(v_job.user_id, 1)) then
+        perform memory_private.enqueue('embed', '{}', 'embed:' || v_job.user_id, v_job.user_id, null, true);
+    end if;
+    return jsonb_build_object('stored', v_stored, 'current_model', v_current);
+end
+$$;
+
+revoke all on function memory.finish_embeddings(bigint, text, text, jsonb)
+from public, anon, authenticated, service_role;
+grant execute on function memory.finish_embeddings(bigint, text, text, jsonb) to service_role;

@@ -1,0 +1,23 @@
+-- Why: search by meaning ("my knee hurts" finds "running injury"): one vector per memory, under the
+-- model that made it; only the current model's count, so a model change re-embeds through the queue
+-- while search goes on. Private (not in the Data API): users read their own, jobs write.
+create table memory_private.memory_embeddings (
+    memory_id uuid primary key references memory.memories (id) on delete cascade,
+    user_id uuid not null references memory.users (id) on delete cascade,
+    model text not null,
+    embedding extensions.vector not null,
+    created_at timestamptz not null default now()
+);
+
+comment on table memory_private.memory_embeddings is
+'One vector per memory, under the model that made it; only the current model''s count.';
+
+create index memory_embeddings_user_model_idx on memory_private.memory_embeddings (user_id, model);
+
+alter table memory_private.memory_embeddings enable row level security;
+
+create policy "Users read the vectors of their own memories" on memory_private.memory_embeddings
+for select to authenticated
+using (user_id = (select auth.uid()));
+grant select on memory_private.memory_embeddings to authenticated;
+grant select, insert, update, delete on memory_private.memory_embeddings to service_role;

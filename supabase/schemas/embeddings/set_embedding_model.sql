@@ -1,0 +1,31 @@
+-- Change the embedding model: its indexes are built and every user's rows are re-embedded by
+-- the queue; until then search ranks them lexically.
+create function memory.set_embedding_model(p_model text, p_dimensions integer)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_user uuid;
+begin
+    if p_model is null or p_model !~ '^[[:print:]]{1,200}$' then
+        raise exception using errcode = '22023', message = 'model must be 1..200 printable characters';
+    end if;
+    if p_dimensions is null or p_dimensions < 1 or p_dimensions > 2000 then
+        raise exception using errcode = '22023', message = 'dimensions must be 1..2000 (the HNSW limit)';
+    end if;
+    if memory_private.setting('embedding_model') ->> 0 = p_model
+        and (memory_private.setting('embedding_dimensions'))::integer = p_dimensions then
+        return;
+    end if;
+    perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
+    update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
+    update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
+    for v_user in select u.id from memory.users as u loop
+        perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
+    end loop;
+end
+$$;
+
+revoke all on function memory.set_embedding_model(text, integer) from public, anon, authenticated, service_role;
+grant execute on function memory.set_embedding_model(text, integer) to service_role;

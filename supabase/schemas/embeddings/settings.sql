@@ -1,0 +1,16 @@
+-- The embeddings area's tunables, read by memory_private.setting(): the current model and its
+-- dimensions (changed together by memory.set_embedding_model), the rows an embed job sends at once,
+-- and the similarity a memory needs to match a search by meaning alone. Builds the model's index.
+insert into memory_private.settings (key, value, description) values
+(
+    'embedding_model', '"offline-hash-384"',
+    'The embedding model whose vectors search compares (memory.set_embedding_model changes it).'
+),
+('embedding_dimensions', '384', 'Dimensions of the embedding model''s vectors.'),
+('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.'),
+(
+    'memory_search_min_similarity', '0.5',
+    'Cosine similarity a memory needs to match a search by meaning alone (search_memories).'
+);
+
+select memory_private.ensure_embedding_indexes('offline-hash-384', 384);

@@ -1,0 +1,33 @@
+-- The user's rows without a vector of the current model: messages newest first, then memories.
+create function memory_private.unembedded(p_user_id uuid, p_limit integer)
+returns table (kind text, id text, content text)
+language sql
+stable
+set search_path = ''
+as $$
+    (
+        select 'message', m.id::text, m.content
+        from memory.messages as m
+        where m.user_id = p_user_id and not exists (
+            select 1 from memory_private.message_embeddings as e
+            where e.message_id = m.id and e.model = (select memory_private.setting('embedding_model') ->> 0)
+        )
+        order by m.id desc
+        limit p_limit
+    )
+    union all
+    (
+        select 'memory', mm.id::text, mm.content
+        from memory.memories as mm
+        where mm.user_id = p_user_id and mm.deleted_at is null and not exists (
+            select 1 from memory_private.memory_embeddings as e
+            where e.memory_id = mm.id and e.model = (select memory_private.setting('embedding_model') ->> 0)
+        )
+        order by mm.created_at desc, mm.id
+        limit p_limit
+    )
+    limit p_limit
+$$;
+
+revoke all on function memory_private.unembedded(uuid, integer) from public, anon, authenticated, service_role;
+grant execute on function memory_private.unembedded(uuid, integer) to service_role;

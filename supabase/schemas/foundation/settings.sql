@@ -1,0 +1,32 @@
+-- Global settings: the defaults a tenant or a conversation may override.
+create table memory_private.settings (
+    key text primary key check (key ~ '^[a-z][a-z0-9_]*$'),
+    value jsonb not null,
+    description text not null
+);
+
+alter table memory_private.settings enable row level security;
+
+grant select, insert, update, delete on memory_private.settings to service_role;
+
+-- Why: every behaviour reads its defaults from one place, so a team tunes the kit with an update.
+create function memory_private.setting(p_key text)
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+    select s.value from memory_private.settings as s where s.key = p_key
+$$;
+
+revoke all on function memory_private.setting(text) from public, anon, authenticated, service_role;
+grant execute on function memory_private.setting(text) to authenticated, service_role;
+
+insert into memory_private.settings (key, value, description) values
+('conversation_ttl', 'null', 'Default time to live of conversation messages (an interval, null = keep forever).'),
+('conversation_window', 'null', 'Default rolling window in turns (null = unlimited).'),
+('sweep_batch_size', '5000', 'Rows the retention sweep deletes per batch.'),
+('sweep_max_batches', '200', 'Batches one scheduled retention sweep may run before yielding.'),
+('short_term_ttl', '"5 minutes"', 'Default lifetime of short-lived state (seed 001 clarification state).'),
+('cron_history_retention', '"7 days"', 'How long pg_cron run details are kept.');

@@ -1,0 +1,23 @@
+-- Why: a Supabase Auth user needs its `memory.users` row before its first conversation. Signed-in
+-- users register only themselves and never pick a tenant; service_role may place them in one. Any
+-- conflict means the user is already there, so two concurrent first requests both succeed.
+create function memory.register_user(p_user_id uuid default null, p_tenant_id uuid default null)
+returns uuid
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_id uuid := memory_private.acting_user(p_user_id);
+begin
+    -- Two statements: a signed-in user may insert only id and auth_user_id (column grants).
+    if p_tenant_id is null then
+        insert into memory.users (id, auth_user_id) values (v_id, v_id) on conflict do nothing;
+    else
+        insert into memory.users (id, auth_user_id, tenant_id) values (v_id, v_id, p_tenant_id) on conflict do nothing;
+    end if;
+    return v_id;
+end
+$$;
+
+revoke all on function memory.register_user(uuid, uuid) from public, anon, authenticated, service_role;
+grant execute on function memory.register_user(uuid, uuid) to authenticated, service_role;

@@ -1,0 +1,74 @@
+-- Why: seed 004's re-import: a user restores their own export. Records keep their ids, so importing
+-- twice adds nothing; dead links to conversations or messages are dropped, an import never
+-- un-pauses memory and the cap applies afterwards. The body runs as the owner: only an import may
+-- restore records as they were (ids, states, counters, times).
+create function memory.import_memories(p_export jsonb, p_user_id uuid default null)
+returns integer
+language sql
+set search_path = ''
+as $$
+    select memory_private.import_memories(p_export, p_user_id)
+$$;
+
+revoke all on function memory.import_memories(jsonb, uuid) from public, anon, authenticated, service_role;
+grant execute on function memory.import_memories(jsonb, uuid) to service_role, authenticated;
+
+-- Why: memory.import_memories' body, run as the owner: service_role never inserts memories
+-- directly, and an import restores records as they were (ids, states, counters, times), which no
+-- other RPC may do. Service role only; the cap applies afterwards.
+create function memory_private.import_memories(p_export jsonb, p_user_id uuid)
+returns integer
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_scope uuid := memory_private.memory_scope();
+    v_user uuid := memory_private.acting_user(coalesce(p_user_id, v_scope));
+    v_added integer;
+begin
+    if v_scope is not null and v_user <> v_scope then
+        raise exception using errcode = '42501', message = 'a signed-in user imports only for themselves';
+    end if;
+    if p_export ->> 'format' is distinct from 'supamem.memories' or (p_export ->> 'version')::integer <> 1 then
+        raise exception using errcode = '22023', message = 'not a supamem memories export (format 1)';
+    end if;
+    insert into memory.profiles (id, user_id, name, is_primary, timezone, attributes, created_at)
+    select p.id, v_user, p.name,
+        p.is_primary and not exists (select 1 from memory.profiles as o where o.user_id = v_user and o.is_primary),
+        p.timezone, p.attributes, p.created_at
+    from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
+    where not exists (select 1 from memory.profiles as o where o.id = p.id);
+
+    update memory.users as u
+    set memory_paused = u.memory_paused or coalesce((p_export #>> '{settings,memory_paused}')::boolean, false),
+        long_term_opt_in = coalesce((p_export #>> '{settings,long_term_opt_in}')::boolean, u.long_term_opt_in)
+    where u.id = v_user;
+
+    insert into memory.memories (
+        id, user_id, profile_id, content, type, category, confidence, context, origin_mode,
+        source_conversation_id, source_message_id, turn_index, pinned, active, archived, deleted_at,
+        expires_at, created_at, updated_at, last_referenced_at, reference_count
+    )
+    select m.id, v_user, m.profile_id, m.content, m.type, m.category, m.confidence, m.context, m.origin_mode,
+        (select c.id from memory.conversations as c where c.id = m.source_conversation_id and c.user_id = v_user),
+        case when memory_private.memory_gate(v_user, m.source_message_id) is null then m.source_message_id end,
+        m.turn_index, m.pinned, m.active and m.superseded_by is null, m.archived, m.deleted_at,
+        m.expires_at, m.created_at, coalesce(m.updated_at, now()), m.last_referenced_at, m.reference_count
+    from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
+    where not exists (select 1 from memory.memories as o where o.id = m.id)
+    order by m.created_at, m.id;
+    get diagnostics v_added = row_count;
+
+    -- Successor links are restored once every record is back.
+    update memory.memories as m set superseded_by = e.superseded_by, active = false, updated_at = e.updated_at
+    from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as e
+    where m.id = e.id and m.user_id = v_user and e.superseded_by is not null and m.superseded_by is null
+        and exists (select 1 from memory.memories as s where s.id = e.superseded_by and s.user_id = v_user);
+    perform memory_private.enforce_memory_cap(v_user, p.id) from memory.profiles as p where p.user_id = v_user;
+    return v_added;
+end
+$$;
+
+revoke all on function memory_private.import_memories(jsonb, uuid) from public, anon, authenticated, service_role;
+grant execute on function memory_private.import_memories(jsonb, uuid) to service_role, authenticated;

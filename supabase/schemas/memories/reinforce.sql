@@ -1,0 +1,21 @@
+-- Why: a duplicate or a use strengthens a memory: one more reference, the higher confidence.
+-- Counters are not the caller's to set, so this runs as the owner and lets a signed-in caller
+-- touch only their own memories (and anyone only p_user_id's, when given).
+create function memory_private.reinforce(
+    p_memory_ids uuid[], p_confidence numeric default null, p_user_id uuid default null
+)
+returns void
+language sql
+security definer
+set search_path = ''
+as $$
+    update memory.memories as m
+    set reference_count = m.reference_count + 1,
+        last_referenced_at = now(),
+        confidence = greatest(m.confidence, coalesce(p_confidence, m.confidence))
+    where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id)
+        and (p_user_id is null or m.user_id = p_user_id)
+$$;
+
+revoke all on function memory_private.reinforce(uuid[], numeric, uuid) from public, anon, authenticated, service_role;
+grant execute on function memory_private.reinforce(uuid[], numeric, uuid) to authenticated, service_role;

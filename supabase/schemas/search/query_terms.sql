@@ -1,0 +1,34 @@
+-- Why: a query's terms, bounded: its first 32 distinct lexemes (english) in the order they
+-- occur, read from its first 10,000 characters. A query with no lexeme has no terms.
+create function memory_private.query_terms(p_query text)
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$
+    select coalesce(array_agg(t.lexeme order by t.first_position, t.lexeme), '{}')
+    from (
+        select w.lexeme, min(p.position) as first_position
+        from unnest(to_tsvector('english'::regconfig, left(coalesce(p_query, ''), 10000))) as w (lexeme, positions, weights)
+        cross join lateral unnest(w.positions) as p (position)
+        group by w.lexeme
+        order by min(p.position), w.lexeme
+        limit 32
+    ) as t
+$$;
+
+revoke all on function memory_private.query_terms(text) from public, anon, authenticated, service_role;
+grant execute on function memory_private.query_terms(text) to authenticated, service_role;
+
+-- Why: the terms OR-ed as a tsquery that matches lexemes exactly (no second stemming).
+create function memory_private.any_term(p_terms text[])
+returns tsquery
+language sql
+immutable
+set search_path = ''
+as $$
+    select string_agg(quote_literal(t.term), ' | ')::tsquery from unnest(p_terms) as t (term)
+$$;
+
+revoke all on function memory_private.any_term(text[]) from public, anon, authenticated, service_role;
+grant execute on function memory_private.any_term(text[]) to authenticated, service_role;

@@ -1,0 +1,78 @@
+-- Why: "what did I say about X?": the user's own turns ranked by BM25 and, given a query embedding,
+-- by meaning, fused by reciprocal rank (1 / (60 + rank)). A turn is also found through the memories
+-- extracted from it, which restate it in plainer words.
+create function memory.search_messages(
+    p_query text,
+    p_user_id uuid default null,
+    p_conversation_id uuid default null,
+    p_limit integer default 20,
+    p_offset integer default 0,
+    p_query_embedding extensions.vector default null
+)
+returns setof memory.messages
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+    v_user uuid := memory_private.acting_user(p_user_id);
+    v_depth integer;
+begin
+    if p_limit is null or p_limit < 1 or p_limit > 200 or p_offset is null or p_offset < 0 or p_offset > 1000 then
+        raise exception using errcode = '22023', message = 'limit must be 1..200 and offset 0..1000';
+    end if;
+    -- Each ranking goes deeper than the page, so fusion can promote what one side ranks lower.
+    v_depth := greatest(p_limit + p_offset, 50);
+    return query
+    with by_text as (
+        select l.message_id as id, l.score
+        from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
+    ),
+    by_memory as (
+        select mm.source_message_id as id, max(l.score) as score
+        from memory_private.lexical_memories(v_user, p_query, v_depth) as l
+        join memory.memories as mm on mm.id = l.memory_id
+        where mm.source_message_id is not null
+            and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
+        group by mm.source_message_id
+    ),
+    lexical as (
+        select coalesce(t.id, v.id) as id,
+            rank() over (order by coalesce(t.score, 0) + coalesce(v.score, 0) desc) as rank
+        from by_text as t
+        full join by_memory as v on v.id = t.id
+    ),
+    -- A message is as near as it or the nearest memory drawn from it.
+    semantic as (
+        select x.id, rank() over (order by min(x.distance)) as rank
+        from (
+            select n.message_id as id, n.distance
+            from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
+            union all
+            select mm.source_message_id, n.distance
+            from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
+            join memory.memories as mm on mm.id = n.memory_id
+            where mm.source_message_id is not null
+                and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
+        ) as x
+        group by x.id
+    ),
+    fused as (
+        select coalesce(l.id, s.id) as id,
+            coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + s.rank), 0) as score
+        from lexical as l
+        full join semantic as s on s.id = l.id
+    )
+    select m.*
+    from fused as f
+    join memory.messages as m on m.id = f.id
+    where m.user_id = v_user and (m.expires_at is null or m.expires_at > now())
+    order by f.score desc, m.id
+    limit p_limit offset p_offset;
+end
+$$;
+
+revoke all on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+from public, anon, authenticated, service_role;
+grant execute on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+to authenticated, service_role;

@@ -1,0 +1,41 @@
+-- Why: the monthly cron job: months whose last week has ended in the profile's time zone, that
+-- have weekly summaries and no monthly summary yet.
+create function memory_private.enqueue_due_monthly_summaries(p_now timestamptz default now())
+returns integer
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+    v_count integer := 0;
+    v_month record;
+begin
+    for v_month in
+        select distinct w.user_id, w.profile_id, date_trunc('month', w.week_start_date + 3)::date as month_start
+        from memory.weekly_summaries as w
+        join memory.profiles as p on p.id = w.profile_id
+        where w.week_start_date > (p_now - (memory_private.setting('summary_lookback') #>> '{}')::interval
+            - interval '1 month')::date
+            -- Its last week (the one holding its last Thursday) has ended locally.
+            and date_trunc('week', (date_trunc('month', w.week_start_date + 3) + interval '1 month')::date - 4)::date + 7
+            <= (p_now at time zone p.timezone)::date
+    loop
+        if not exists (
+            select 1 from memory.monthly_summaries as m
+            where m.user_id = v_month.user_id and m.profile_id = v_month.profile_id
+                and m.year = extract(year from v_month.month_start) and m.month = extract(month from v_month.month_start)
+        ) and memory_private.enqueue(
+            'summarize_month',
+            jsonb_build_object('profile_id', v_month.profile_id, 'month_start', v_month.month_start),
+            format('month:%s:%s', v_month.profile_id, to_char(v_month.month_start, 'YYYY-MM')), v_month.user_id
+        ) is not null then
+            v_count := v_count + 1;
+        end if;
+    end loop;
+    return v_count;
+end
+$$;
+
+revoke all on function memory_private.enqueue_due_monthly_summaries(timestamp with time zone)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.enqueue_due_monthly_summaries(timestamp with time zone) to service_role;

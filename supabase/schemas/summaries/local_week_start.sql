@@ -1,0 +1,15 @@
+-- Week and month arithmetic in one place. A week is the ISO week (Monday to Sunday) in the
+-- profile's time zone; a week belongs to the month that holds its Thursday, as ISO years do.
+create function memory_private.local_week_start(p_at timestamptz, p_time_zone text)
+returns date
+language sql
+stable
+set search_path = ''
+as $$
+    select date_trunc('week', p_at at time zone p_time_zone)::date
+$$;
+
+revoke all on function memory_private.local_week_start(timestamp with time zone, text)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.local_week_start(timestamp with time zone, text)
+to authenticated, service_role;

@@ -1,0 +1,84 @@
+"""supabase/schemas and supabase/migrations build the same database (scripts/schema.py).
+
+Both are built from scratch in throwaway clusters (their own ports, stopped afterwards): one by the
+migrations as `supabase db push` applies them, one by the schema files in config.toml's order.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import schema  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[tuple[str, str]]:
+    """(superuser URL of the migrated database, superuser URL of the declared one)."""
+    with schema.both_databases() as (migrated, declared):
+        yield migrated[1], declared[1]
+
+
+def test_the_schema_files_build_what_the_migrations_build(built: tuple[str, str]) -> None:
+    migrated, declared = (schema.catalog(url) for url in built)
+    assert "CREATE TABLE memory.messages" in migrated  # the catalog holds the kit's objects
+    assert "-- rows of memory_private.settings" in migrated and "supamem-retention-sweep" in migrated
+    assert migrated == declared
+
+
+def test_the_differ_finds_nothing_to_generate(built: tuple[str, str]) -> None:
+    assert schema.migra_statements(*built) == ""
+
+
+def test_a_changed_object_is_seen_by_the_check_and_the_differ(built: tuple[str, str]) -> None:
+    migrated, declared = built
+    before = schema.catalog(declared)
+    with psycopg.connect(declared, autocommit=True) as conn:
+        original = conn.execute("select pg_get_functiondef('memory.count_messages'::regproc)").fetchone()[0]
+        conn.execute(original.replace("count(*)", "count(*) + 0", 1))
+        conn.execute("comment on table memory.tenants is 'changed'")
+        try:
+            after = schema.catalog(declared)
+            assert after != before
+            assert "changed" in after and "count(*) + 0" in after
+            statements = schema.migra_statements(migrated, declared)
+            assert "memory.count_messages" in statements and "count(*) + 0" in statements
+        finally:
+            conn.execute(original)
+            conn.execute(
+                sql.SQL("comment on table memory.tenants is {}").format(sql.Literal(_comment(migrated, "memory.tenants")))
+            )
+    assert schema.catalog(declared) == before
+
+
+def test_every_schema_file_is_applied_once_in_the_listed_order() -> None:
+    files = schema.schema_files()
+    on_disk = sorted(schema.SCHEMAS_DIR.rglob("*.sql"))
+    assert sorted(files) == on_disk and len(set(files)) == len(files)
+    # Dependencies first: the settings table before any area's settings rows, tables before views.
+    names = [str(f.relative_to(schema.SCHEMAS_DIR)) for f in files]
+    assert names[0] == "foundation/schemas.sql"
+    assert names.index("foundation/settings.sql") < names.index("jobs/settings.sql")
+    assert names.index("conversations/messages.sql") < names.index("conversations/turns.sql")
+    assert names[-1] == "schedules/entries.sql"
+
+
+def test_an_unlisted_schema_file_is_refused() -> None:
+    stray = schema.SCHEMAS_DIR / "identity" / "zz_unlisted_for_test.sql"
+    stray.write_text("select 1;\n", encoding="utf-8")
+    try:
+        with pytest.raises(schema.SchemaError, match="missing from schema_paths: .*zz_unlisted_for_test.sql"):
+            schema.schema_files()
+    finally:
+        stray.unlink()
+
+
+def _comment(url: str, table: str) -> str:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select obj_description(%s::regclass, 'pg_class')", [table]).fetchone()[0]
