@@ -349,8 +349,8 @@ def _sweep(w: dict[str, Any], summary: list[str]) -> list[str]:
         f"Expired rows of two kinds beside live rows that expire in 24 hours (so live and expired share the partial "
         f"expiry index): *sessions* — whole conversations of {w['messages_per_expired_session']} messages past their "
         f"TTL (seed 000/001), and *messages* — expired messages inside conversations that are still live. The sweep "
-        f"is `memory.sweep_expired(5000)` called until a batch comes back short, each call its own transaction, as "
-        f"`memory_private.run_retention_sweep` does.", "",
+        f"is `memory.sweep_expired(5000)` called until a batch comes back short, each call its own transaction and "
+        f"handed the `resume` position the previous one returned, as `memory_private.run_retention_sweep` does.", "",
         "| live messages | kind | expired | seconds | s / 100k | batches | longest batch | removed by cascade |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for t in w["tables"]:

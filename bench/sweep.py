@@ -18,6 +18,8 @@ import threading
 import time
 from typing import Any
 
+from psycopg.types.json import Jsonb
+
 from . import data
 from .common import admin, kit_database, log, one, pick, service, vacuum_analyze
 from .stats import ratio, summarize
@@ -48,18 +50,22 @@ def _add_expired(conn: Any, rows: int, kind: str, tag: str) -> dict[str, Any]:
 
 
 def sweep_until_done(batch: int = 5000) -> dict[str, Any]:
-    """Batches of memory.sweep_expired until one comes back short, as the scheduled procedure does."""
+    """Batches of memory.sweep_expired, each resuming where the last stopped, until one comes back short,
+    as the scheduled procedure does."""
     before = _count_messages()
     times = []
     deleted = {"messages_deleted": 0, "conversations_deleted": 0, "short_term_deleted": 0}
+    resume = None
     with service() as conn:
         while True:
             t0 = time.perf_counter()
-            row = conn.execute("select * from memory.sweep_expired(%s)", (batch,)).fetchone()
+            *counts, resume = conn.execute(
+                "select * from memory.sweep_expired(%s, null, %s)", (batch, Jsonb(resume) if resume else None)
+            ).fetchone()
             times.append(time.perf_counter() - t0)
-            for key, value in zip(deleted, row, strict=True):
+            for key, value in zip(deleted, counts, strict=True):
                 deleted[key] += value
-            if max(row) < batch:
+            if max(counts) < batch:
                 break
     after = _count_messages()
     total = sum(times)

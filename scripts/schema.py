@@ -17,8 +17,9 @@ does), so a function may name a table that a later file creates.
 What is compared (`catalog`): pg_dump's schema of `memory` and `memory_private` (tables, columns,
 constraints, indexes, functions, policies, triggers, grants, comments), the rows of every table in
 them (a fresh database holds only configuration: settings, schedules, phrase lists), the extensions,
-the realtime publication's tables and pg_cron's jobs. migra does not diff comments, data, cron jobs
-or publication membership: `diff` says so, and `check` fails until the migration carries them.
+the realtime publication's tables and pg_cron's jobs. migra does not diff routines' grants or
+comments: `diff` adds those from the catalogs; rows, cron jobs and publication membership it leaves
+to the author, and `check` fails until the migration carries them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from psycopg.rows import dict_row
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from migrate import MIGRATIONS_DIR, REPO_ROOT, describe_error, prepare_local_stack, split_statements  # noqa: E402
@@ -44,9 +47,11 @@ CONFIG = REPO_ROOT / "supabase" / "config.toml"
 SCHEMAS_DIR = REPO_ROOT / "supabase" / "schemas"
 KIT_SCHEMAS = ("memory", "memory_private")
 PG_DUMP = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")) / "pg_dump"
-# Throwaway clusters (scripts/db.sh, their own ports): one built from the migrations, one from the schema files.
-MIGRATIONS_PORT = int(os.environ.get("SUPAMEM_SCHEMA_FROM_MIGRATIONS_PORT", "54361"))
-SCHEMA_PORT = int(os.environ.get("SUPAMEM_SCHEMA_FROM_FILES_PORT", "54362"))
+# Throwaway clusters (scripts/db.sh): one built from the migrations, one from the schema files, on
+# ports beside the local stack's (54361 and 54362 for the default 54322), so a second checkout
+# running on its own SUPAMEM_DB_PORT gets its own.
+_BASE_PORT = int(os.environ.get("SUPAMEM_DB_PORT", "54322"))
+MIGRATIONS_PORT, SCHEMA_PORT = _BASE_PORT + 39, _BASE_PORT + 40
 
 
 class SchemaError(Exception):
@@ -180,10 +185,82 @@ def migra_statements(from_admin_url: str, to_admin_url: str) -> str:
     return result.stdout if result.returncode == 2 else ""
 
 
+# Each routine of the kit's schemas: signature, ACL (grantees in their order), comment.
+ROUTINES_SQL = """
+select
+    p.oid::regprocedure::text as signature,
+    case p.prokind when 'p' then 'procedure' else 'function' end as kind,
+    p.proacl is not null as restricted,
+    (
+        select string_agg(case when a.grantee = 0 then 'public' else quote_ident(r.rolname) end, ', ' order by a.n)
+        from aclexplode(p.proacl) with ordinality as a (grantor, grantee, privilege_type, is_grantable, n)
+        left join pg_roles as r on r.oid = a.grantee
+        where a.grantee <> p.proowner
+    ) as grantees,
+    obj_description(p.oid, 'pg_proc') as comment
+from pg_proc as p
+where p.pronamespace = any(%s::regnamespace[])
+"""
+# Comments on the kit's tables, views and columns.
+COMMENTS_SQL = """
+select
+    case when d.objsubid = 0
+        then format('%%s %%s', case c.relkind when 'v' then 'view' else 'table' end, c.oid::regclass)
+        else format('column %%s.%%I', c.oid::regclass, a.attname)
+    end as target,
+    d.description
+from pg_description as d
+inner join pg_class as c on c.oid = d.objoid and d.classoid = 'pg_class'::regclass
+left join pg_attribute as a on a.attrelid = c.oid and a.attnum = d.objsubid
+where c.relnamespace = any(%s::regnamespace[]) and c.relkind in ('r', 'p', 'v')
+"""
+
+
+def _routines(admin_url: str) -> dict[str, dict[str, object]]:
+    with psycopg.connect(admin_url) as conn, conn.cursor(row_factory=dict_row) as cur:
+        return {r["signature"]: r for r in cur.execute(ROUTINES_SQL, [list(KIT_SCHEMAS)]).fetchall()}
+
+
+def _comments(admin_url: str) -> dict[str, str]:
+    with psycopg.connect(admin_url) as conn:
+        return dict(conn.execute(COMMENTS_SQL, [list(KIT_SCHEMAS)]).fetchall())
+
+
+def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: str) -> str:
+    """What migra leaves out and the target database has: the grants of every routine migra
+    (re)creates or whose grants differ, and changed comments on routines, tables and columns."""
+    before, after = _routines(from_admin_url), _routines(to_admin_url)
+    created = {m.lower() for m in re.findall(r"create or replace (?:function|procedure) ([\w.\"]+)\(", migra_output, re.I)}
+    lines: list[str] = []
+    for signature, routine in sorted(after.items()):
+        old = before.get(signature)
+        name = signature.split("(")[0].replace('"', "").lower()
+        kind = routine["kind"]
+        if routine["restricted"] and (
+            name in created or old is None or (old["restricted"], old["grantees"]) != (True, routine["grantees"])
+        ):
+            lines.append(f"revoke all on {kind} {signature} from public, anon, authenticated, service_role;")
+            if routine["grantees"]:
+                lines.append(f"grant execute on {kind} {signature} to {routine['grantees']};")
+        if routine["comment"] != (old or {}).get("comment"):
+            lines.append(f"comment on {kind} {signature} is {_literal(routine['comment'])};")
+    old_comments, new_comments = _comments(from_admin_url), _comments(to_admin_url)
+    for target in sorted(set(old_comments) | set(new_comments)):
+        if old_comments.get(target) != new_comments.get(target):
+            lines.append(f"comment on {target} is {_literal(new_comments.get(target))};")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _literal(text: str | None) -> str:
+    return "null" if text is None else "'" + text.replace("'", "''") + "'"
+
+
 def generate(name: str) -> Path | None:
-    """The statements from the migrated database to the declared one, as a new migration file."""
+    """The statements from the migrated database to the declared one, as a new migration file:
+    migra's, then the grants and comments it leaves out."""
     with both_databases() as (migrated, declared):
         statements = migra_statements(migrated[1], declared[1])
+        statements += companion_statements(migrated[1], declared[1], statements)
     if not statements.strip():
         return None
     version = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
@@ -219,8 +296,8 @@ def main(argv: list[str] | None = None) -> int:
             if path is None:
                 print("no difference: the migrations already build what supabase/schemas declares")
             else:
-                print(f"wrote {path.relative_to(REPO_ROOT)}: review it; migra does not diff comments, table rows,"
-                      " pg_cron jobs or publication membership, so add those by hand (`make schema-check` verifies)")
+                print(f"wrote {path.relative_to(REPO_ROOT)}: review it; table rows (settings, schedules), pg_cron"
+                      " jobs and publication membership are not diffed: add those by hand (`make schema-check` verifies)")
     except SchemaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,8 +1,8 @@
 """Run the retention sweep on demand (pg_cron runs it every 5 minutes anyway).
 
 Expired rows are already invisible to every read; sweeping only reclaims the space. The SQL
-deletes one bounded batch per table per call (`memory.sweep_expired`); this loop calls it until
-a batch comes back short, so one call never holds locks for long, and at most
+deletes one bounded batch per table per call (`memory.sweep_expired`); this loop calls it, each
+call resuming where the last stopped, until a batch comes back short, so one call never holds locks for long, and at most
 `sweep_max_batches` times, as pg_cron's `memory_private.run_retention_sweep()` does. Both bounds
 are the database's settings (`sweep_batch_size`, `sweep_max_batches` in
 `memory_private.settings`), read once per call, unless the caller passes its own.
@@ -11,6 +11,8 @@ are the database's settings (`sweep_batch_size`, `sweep_max_batches` in
 from __future__ import annotations
 
 from uuid import UUID
+
+from psycopg.types.json import Jsonb
 
 from .db import Database
 from .errors import SupamemError
@@ -50,8 +52,12 @@ def sweep(
     full = batch_size if batch_size is not None else settings["sweep_batch_size"]
     rounds = max_batches if max_batches is not None else settings["sweep_max_batches"]
     totals = dict.fromkeys(COUNTS, 0)
+    resume = None  # where the last batch stopped: the next one starts there
     for _ in range(rounds):
-        row = db.call_one("sweep_expired", batch_size=batch_size, user_id=user_id) or {}
+        row = db.call_one(
+            "sweep_expired", batch_size=batch_size, user_id=user_id, resume=None if resume is None else Jsonb(resume)
+        ) or {}
+        resume = row.get("resume")
         counts = {name: row.get(name) or 0 for name in COUNTS}
         for name, count in counts.items():
             totals[name] += count

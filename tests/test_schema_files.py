@@ -33,7 +33,9 @@ def test_the_schema_files_build_what_the_migrations_build(built: tuple[str, str]
 
 
 def test_the_differ_finds_nothing_to_generate(built: tuple[str, str]) -> None:
-    assert schema.migra_statements(*built) == ""
+    statements = schema.migra_statements(*built)
+    assert statements == ""
+    assert schema.companion_statements(*built, statements) == ""
 
 
 def test_a_changed_object_is_seen_by_the_check_and_the_differ(built: tuple[str, str]) -> None:
@@ -49,6 +51,10 @@ def test_a_changed_object_is_seen_by_the_check_and_the_differ(built: tuple[str, 
             assert "changed" in after and "count(*) + 0" in after
             statements = schema.migra_statements(migrated, declared)
             assert "memory.count_messages" in statements and "count(*) + 0" in statements
+            # The grants migra leaves out come back for the routine it recreates, and the comment.
+            companions = schema.companion_statements(migrated, declared, statements)
+            assert "grant execute on function memory.count_messages(uuid) to " in companions
+            assert "comment on table memory.tenants is 'changed';" in companions
         finally:
             conn.execute(original)
             conn.execute(

@@ -40,7 +40,8 @@ create index conversations_user_id_idx on memory.conversations (user_id);
 
 create index conversations_tenant_id_idx on memory.conversations (tenant_id);
 
-create index conversations_expires_at_idx on memory.conversations (expires_at) where expires_at is not null;
+-- The sweep walks expired conversations in (expiry, id) order and resumes where it stopped.
+create index conversations_expires_at_idx on memory.conversations (expires_at, id) where expires_at is not null;
 
 create index conversations_profile_id_user_id_idx on memory.conversations (profile_id, user_id);
 

@@ -51,7 +51,8 @@ create index messages_tenant_id_idx on memory.messages (tenant_id);
 
 create index messages_author_id_idx on memory.messages (author_id);
 
-create index messages_expires_at_idx on memory.messages (expires_at) where expires_at is not null;
+-- The sweep walks expired messages in (expiry, id) order and resumes where it stopped.
+create index messages_expires_at_idx on memory.messages (expires_at, id) where expires_at is not null;
 
 create unique index messages_client_turn_id_key
 on memory.messages (user_id, (metadata ->> 'client_turn_id'), role)

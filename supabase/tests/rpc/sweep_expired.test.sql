@@ -1,4 +1,4 @@
--- memory.sweep_expired(batch_size, user): the retention sweep. It deletes expired messages,
+-- memory.sweep_expired(batch_size, user, resume): the retention sweep. It deletes expired messages,
 -- conversations and short-term state, at most batch_size rows of each per call, never a live row,
 -- and with p_user_id only that user's rows (seed 000's cleanup_old_turns). It is a service
 -- function: anon, signed-in users and tenant admins cannot call it.
@@ -40,31 +40,40 @@ select throws_ok($$select * from memory.sweep_expired(10, tests.recall('owner'):
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok($$select * from memory.sweep_expired(10, tests.recall('owner')::uuid)$$, '42501', null, 'a tenant admin cannot sweep');
 
--- Batches are bounded: batch size 2 deletes at most 2 rows of each kind.
+-- Batches are bounded: batch size 2 deletes at most 2 rows of each kind. Each batch resumes where
+-- the last stopped; an expired conversation goes once the message scans have passed it.
 select tests.authenticate_as_service_role();
+create temporary table sweeps as
+select 1 as n, * from memory.sweep_expired(2, tests.recall('owner')::uuid);
+insert into sweeps select 2, * from memory.sweep_expired(2, tests.recall('owner')::uuid, (select resume from sweeps where n = 1));
+insert into sweeps select 3, * from memory.sweep_expired(2, tests.recall('owner')::uuid, (select resume from sweeps where n = 2));
+insert into sweeps select 4, * from memory.sweep_expired(2, tests.recall('owner')::uuid, (select resume from sweeps where n = 3));
 select results_eq(
-    $$select * from memory.sweep_expired(2, tests.recall('owner')::uuid)$$,
-    $$values (2, 1, 2)$$,
-    'batch size 2: two messages, the one expired conversation, two short-term values'
-);
-select results_eq(
-    $$select * from memory.sweep_expired(2, tests.recall('owner')::uuid)$$,
-    $$values (2, 0, 1)$$,
-    'the next batch takes the rest'
-);
-select results_eq(
-    $$select * from memory.sweep_expired(2, tests.recall('owner')::uuid)$$,
-    $$values (0, 0, 0)$$,
-    'then nothing expired is left for the owner'
+    $$select messages_deleted, conversations_deleted, short_term_deleted from sweeps order by n$$,
+    $$values (2, 0, 2), (2, 0, 1), (0, 1, 0), (0, 0, 0)$$,
+    'batches of 2: the messages, then the rest of them and of the short-term values, then the conversation'
 );
 
--- Only expired rows went.
+-- A row behind where a sweep stopped waits for the next sweep, which starts from the beginning.
+update memory.messages set expires_at = now() - interval '1 hour'
+where conversation_id = tests.recall('conv')::uuid and turn_number = 3 and role = 'user';
+select results_eq(
+    $$select messages_deleted from memory.sweep_expired(2, tests.recall('owner')::uuid, (select resume from sweeps where n = 4))$$,
+    array[0],
+    'a batch resuming past an expired row leaves it'
+);
+select results_eq(
+    $$select messages_deleted from memory.sweep_expired(2, tests.recall('owner')::uuid)$$,
+    array[1],
+    'the next sweep takes it'
+);
 select tests.clear_authentication();
 select results_eq(
     $$select turn_number, role from memory.messages where conversation_id = tests.recall('conv')::uuid order by turn_number, role desc$$,
-    $$values (3, 'user'), (3, 'assistant')$$,
-    'the live turn 3 is kept'
+    $$values (3, 'assistant')$$,
+    'the live answer of turn 3 is kept'
 );
+-- Only expired rows went.
 select results_eq(
     $$select id from memory.conversations where user_id = tests.recall('owner')::uuid$$,
     $$values (tests.recall('conv')::uuid)$$,
@@ -89,7 +98,7 @@ select results_eq(
 );
 select tests.authenticate_as_service_role();
 select results_eq(
-    $$select * from memory.sweep_expired(100, tests.recall('stranger')::uuid)$$,
+    $$select messages_deleted, conversations_deleted, short_term_deleted from memory.sweep_expired(100, tests.recall('stranger')::uuid)$$,
     $$values (2, 1, 1)$$,
     'sweeping the stranger takes their two messages, their conversation and their value'
 );

@@ -43,7 +43,7 @@ select is(
     array(
         select f
         from unnest(array[
-            'memory.sweep_expired(integer,uuid)',
+            'memory.sweep_expired(integer,uuid,jsonb)',
             'memory.user_id_for(text,uuid)',
             'memory_private.schedule_jobs()',
             'memory_private.run_retention_sweep()'
