@@ -239,9 +239,9 @@ def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: s
         if routine["restricted"] and (
             name in created or old is None or (old["restricted"], old["grantees"]) != (True, routine["grantees"])
         ):
-            lines.append(f"revoke all on {kind} {signature} from public, anon, authenticated, service_role;")
+            lines.append(_wrapped(f"revoke all on {kind} {signature}", "from public, anon, authenticated, service_role;"))
             if routine["grantees"]:
-                lines.append(f"grant execute on {kind} {signature} to {routine['grantees']};")
+                lines.append(_wrapped(f"grant execute on {kind} {signature}", f"to {routine['grantees']};"))
         if routine["comment"] != (old or {}).get("comment"):
             lines.append(f"comment on {kind} {signature} is {_literal(routine['comment'])};")
     old_comments, new_comments = _comments(from_admin_url), _comments(to_admin_url)
@@ -249,6 +249,11 @@ def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: s
         if old_comments.get(target) != new_comments.get(target):
             lines.append(f"comment on {target} is {_literal(new_comments.get(target))};")
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def _wrapped(head: str, tail: str) -> str:
+    """One statement, its grantees on their own line when it would not fit sqlfluff's 120 columns."""
+    return f"{head} {tail}" if len(head) + len(tail) < 120 else f"{head}\n{tail}"
 
 
 def _literal(text: str | None) -> str:

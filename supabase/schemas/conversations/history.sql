@@ -7,13 +7,36 @@ create function memory.history(
     p_newest_first boolean default false
 )
 returns setof memory.messages
+language sql
+stable
+set search_path = ''
+as $$
+    select h.* from memory_private.history(p_conversation_id, p_limit, p_offset, p_newest_first) as h
+$$;
+
+revoke all on function memory.history(uuid, integer, integer, boolean) from public, anon, authenticated, service_role;
+grant execute on function memory.history(uuid, integer, integer, boolean) to authenticated, service_role;
+
+-- Why: memory.history's body, run as the owner after one check that the caller may read the
+-- conversation (memory_private.reads_conversation): under the per-row OR policy of messages the
+-- planner expected few rows to pass and sorted the whole conversation instead of walking the
+-- index (tests/test_function_plans.py). A caller who may not read the conversation gets no rows,
+-- as under RLS.
+create function memory_private.history(
+    p_conversation_id uuid, p_limit integer, p_offset integer, p_newest_first boolean
+)
+returns setof memory.messages
 language plpgsql
 stable
+security definer
 set search_path = ''
 as $$
 begin
     if p_limit is null or p_limit < 1 or p_limit > 1000 or p_offset is null or p_offset < 0 then
         raise exception using errcode = '22023', message = 'limit must be 1..1000 and offset >= 0';
+    end if;
+    if not memory_private.reads_conversation(p_conversation_id) then
+        return;
     end if;
     if p_newest_first then
         return query
@@ -25,11 +48,12 @@ begin
     else
         return query
         select page.*
-        from memory.history(p_conversation_id, p_limit, p_offset, true) as page
+        from memory_private.history(p_conversation_id, p_limit, p_offset, true) as page
         order by page.turn_number asc, page.role desc;
     end if;
 end
 $$;
 
-revoke all on function memory.history(uuid, integer, integer, boolean) from public, anon, authenticated, service_role;
-grant execute on function memory.history(uuid, integer, integer, boolean) to authenticated, service_role;
+revoke all on function memory_private.history(uuid, integer, integer, boolean)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.history(uuid, integer, integer, boolean) to authenticated, service_role;

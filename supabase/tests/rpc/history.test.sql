@@ -2,7 +2,7 @@
 -- skipping `offset`, oldest-first for prompts or newest-first for screens, the question before the
 -- answer within a turn; limit 1..1000 and offset >= 0 (22023); callers read only what RLS lets them.
 begin;
-select plan(19);
+select plan(22);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-history');
@@ -108,6 +108,58 @@ select results_eq(
     $$select id from memory.messages where conversation_id = tests.recall('conv')::uuid order by turn_number, role desc$$,
     'history returns exactly the conversation''s messages'
 );
+
+-- History checks access once, for the conversation: it answers as the conversations policy does.
+-- Each caller reads the history exactly when RLS shows them the conversation.
+create temporary table readers as
+select r.name, r.id from (values
+    ('owner', tests.recall('owner')::uuid), ('stranger', tests.recall('stranger')::uuid),
+    ('participant', tests.recall('participant')::uuid), ('admin_a', tests.recall('admin_a')::uuid),
+    ('admin_b', tests.recall('admin_b')::uuid)
+) as r (name, id);
+grant select on readers to authenticated;
+create temporary table answers (name text, reads_history boolean, sees_conversation boolean);
+grant insert on answers to authenticated;
+create function pg_temp.answer(p_name text) returns void language plpgsql as $fn$
+begin
+    insert into answers
+    select p_name,
+        exists (select 1 from memory.history(tests.recall('conv')::uuid, 1)),
+        exists (select 1 from memory.conversations where id = tests.recall('conv')::uuid);
+end
+$fn$;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select pg_temp.answer('owner');
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select pg_temp.answer('stranger');
+select tests.authenticate_as(tests.recall('participant')::uuid);
+select pg_temp.answer('participant');
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
+select pg_temp.answer('admin_a');
+select tests.authenticate_as(tests.recall('admin_b')::uuid);
+select pg_temp.answer('admin_b');
+select tests.clear_authentication();
+select results_eq(
+    $$select name, reads_history, sees_conversation from answers order by name$$,
+    $$values ('admin_a', true, true), ('admin_b', false, false), ('owner', true, true),
+        ('participant', true, true), ('stranger', false, false)$$,
+    'owner, participant and tenant admin read it; a stranger and another tenant''s admin do not'
+);
+-- An expired conversation is no one's to read, even when its messages carry no expiry.
+update memory.conversations set expires_at = now() - interval '1 second' where id = tests.recall('conv')::uuid;
+update memory.messages set expires_at = null where conversation_id = tests.recall('conv')::uuid;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is_empty(
+    $$select * from memory.history(tests.recall('conv')::uuid)$$,
+    'the owner reads no history of an expired conversation'
+);
+select tests.authenticate_as_service_role();
+select results_eq(
+    $$select count(*)::integer from memory.history(tests.recall('conv')::uuid, 1000)$$,
+    array[10],
+    'service_role still reads it (until the sweep)'
+);
+select tests.clear_authentication();
 
 select * from finish();
 rollback;

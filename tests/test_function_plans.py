@@ -1,0 +1,131 @@
+"""The hot reads' own statements, planned inside their functions, stop at the page they return.
+
+memory.history and memory.turn_history run their queries inside plpgsql, where EXPLAIN cannot
+reach, so this test loads auto_explain (a superuser's `load`) with nested statements and reads
+the plans of the statements the functions themselves run, as the signed-in owner (RLS policy
+included) of a 2,000-turn conversation. The calls repeat past plpgsql's fifth execution, when it
+may switch to a generic plan, and every plan is checked: a later migration that changes a hot
+statement, or a plan Postgres would pick for it, fails here. Everything is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+TURNS = 2000
+#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
+CALLS = 7
+INDEX = "messages_conversation_turn_role_key"
+
+
+@pytest.fixture(scope="module")
+def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]:
+    conn = psycopg.connect(admin_url, row_factory=dict_row)
+    try:
+        owner = conn.execute(
+            "insert into auth.users (id, email) values (gen_random_uuid(), 'plans@supamem.test') returning id"
+        ).fetchone()["id"]
+        conn.execute("select memory.register_user(%s)", [owner])
+        conversation = conn.execute(
+            "select (memory.create_conversation(p_user_id => %s, p_title => 'Long', p_window_turns => 5000)).id",
+            [owner],
+        ).fetchone()["id"]
+        conn.execute(
+            "insert into memory.messages (conversation_id, role, content)"
+            " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('message %%s', i)"
+            " from generate_series(1, %s) as i order by i",
+            [conversation, 2 * TURNS],
+        )
+        conn.execute("analyze memory.messages")
+        conn.execute("load 'auto_explain'")
+        for setting, value in {
+            "auto_explain.log_min_duration": "0", "auto_explain.log_nested_statements": "on",
+            "auto_explain.log_analyze": "on", "auto_explain.log_format": "json",
+        }.items():
+            conn.execute("select set_config(%s, %s, true)", [setting, value])
+        conn.execute("set local role authenticated")
+        conn.execute(
+            "select set_config('request.jwt.claims', %s, true)",
+            [json.dumps({"sub": str(owner), "role": "authenticated"})],
+        )
+        yield conn, {"owner": owner, "conversation": conversation}
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def nested_plans(conn: psycopg.Connection, call: str, params: list[Any], statement: str) -> list[dict[str, Any]]:
+    """The plans auto_explain logged, during one call, for the nested statement containing `statement`."""
+    logged: list[str] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        if diag.severity_nonlocalized == "LOG" and diag.message_primary:
+            logged.append(diag.message_primary)
+
+    conn.add_notice_handler(keep)
+    try:
+        conn.execute("set local client_min_messages = log")
+        conn.execute(call, params).fetchall()
+        conn.execute("set local client_min_messages = notice")
+    finally:
+        conn.remove_notice_handler(keep)
+    plans = [json.loads(m.split("plan:", 1)[1]) for m in logged if "plan:" in m]
+    return [p["Plan"] for p in plans if statement in p["Query Text"]]
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def scans_of_messages(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [n for n in nodes(plan) if n.get("Relation Name") == "messages"]
+
+
+def each_call(conn: psycopg.Connection, call: str, params: list[Any], statement: str,
+              check: Callable[[dict[str, Any]], None]) -> None:
+    for attempt in range(CALLS):
+        plans = nested_plans(conn, call, params, statement)
+        assert plans, f"call {attempt + 1}: no plan logged for the statement {statement!r}"
+        for plan in plans:
+            check(plan)
+
+
+HISTORY = "order by m.turn_number desc, m.role asc"
+
+
+@pytest.mark.parametrize(("newest_first", "offset"), [(True, 0), (False, 0), (True, 100)])
+def test_history_walks_the_index_backwards_and_stops_at_the_page(owner_session, newest_first, offset) -> None:
+    conn, cast = owner_session
+
+    def check(plan: dict[str, Any]) -> None:
+        assert not any(n["Node Type"] == "Sort" for n in nodes(plan)), json.dumps(plan)
+        (scan,) = scans_of_messages(plan)
+        assert scan["Node Type"] == "Index Scan" and scan["Index Name"] == INDEX, json.dumps(plan)
+        assert scan["Scan Direction"] == "Backward"
+        assert scan["Actual Rows"] == offset + 20, "the scan reads the page (and the rows it skips), no more"
+
+    each_call(conn, "select * from memory.history(%s, 20, %s, %s)", [cast["conversation"], offset, newest_first],
+              HISTORY, check)
+
+
+def test_the_turn_window_reads_only_its_turns(owner_session) -> None:
+    conn, cast = owner_session
+
+    def check(plan: dict[str, Any]) -> None:
+        scans = scans_of_messages(plan)
+        assert scans, json.dumps(plan)
+        for scan in scans:
+            # A plain or a bitmap index scan: either reads just the rows inside the turn bound.
+            indexes = {n.get("Index Name") for n in nodes(scan)}
+            assert scan["Node Type"] != "Seq Scan" and indexes == {INDEX}, json.dumps(plan)
+            assert scan["Actual Rows"] <= 20, "the 20 messages of the last 10 turns"
+
+    each_call(conn, "select * from memory.turn_history(%s, 10)", [cast["conversation"]], "memory.turns", check)
