@@ -1,9 +1,9 @@
 """The hot reads' own statements, planned inside their functions, stop at the page they return.
 
 memory.history and memory.turn_history run their queries inside plpgsql, where EXPLAIN cannot
-reach, so this test loads auto_explain (a superuser's `load`) with nested statements and reads
-the plans of the statements the functions themselves run, as the signed-in owner (RLS policy
-included) of a 2,000-turn conversation. The calls repeat past plpgsql's fifth execution, when it
+reach, so this test reads, through auto_explain (tests/plan_helpers.py), the plans of the
+statements the functions themselves run, as the signed-in owner (RLS policy included) of a
+2,000-turn conversation. The calls repeat past plpgsql's fifth execution, when it
 may switch to a generic plan, and every plan is checked: a later migration that changes a hot
 statement, or a plan Postgres would pick for it, fails here. Everything is rolled back.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
 from psycopg.rows import dict_row
 
 TURNS = 2000
@@ -43,12 +44,7 @@ def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str
             [conversation, 2 * TURNS],
         )
         conn.execute("analyze memory.messages")
-        conn.execute("load 'auto_explain'")
-        for setting, value in {
-            "auto_explain.log_min_duration": "0", "auto_explain.log_nested_statements": "on",
-            "auto_explain.log_analyze": "on", "auto_explain.log_format": "json",
-        }.items():
-            conn.execute("select set_config(%s, %s, true)", [setting, value])
+        explain_nested(conn)
         conn.execute("set local role authenticated")
         conn.execute(
             "select set_config('request.jwt.claims', %s, true)",
@@ -60,41 +56,14 @@ def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str
         conn.close()
 
 
-def nested_plans(conn: psycopg.Connection, call: str, params: list[Any], statement: str) -> list[dict[str, Any]]:
-    """The plans auto_explain logged, during one call, for the nested statement containing `statement`."""
-    logged: list[str] = []
-
-    def keep(diag: psycopg.errors.Diagnostic) -> None:
-        if diag.severity_nonlocalized == "LOG" and diag.message_primary:
-            logged.append(diag.message_primary)
-
-    conn.add_notice_handler(keep)
-    try:
-        conn.execute("set local client_min_messages = log")
-        conn.execute(call, params).fetchall()
-        conn.execute("set local client_min_messages = notice")
-    finally:
-        conn.remove_notice_handler(keep)
-    plans = [json.loads(m.split("plan:", 1)[1]) for m in logged if "plan:" in m]
-    return [p["Plan"] for p in plans if statement in p["Query Text"]]
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from nodes(child)
-
-
 def scans_of_messages(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    return [n for n in nodes(plan) if n.get("Relation Name") == "messages"]
+    return scans_of(plan, "messages")
 
 
 def each_call(conn: psycopg.Connection, call: str, params: list[Any], statement: str,
               check: Callable[[dict[str, Any]], None]) -> None:
-    for attempt in range(CALLS):
-        plans = nested_plans(conn, call, params, statement)
-        assert plans, f"call {attempt + 1}: no plan logged for the statement {statement!r}"
-        for plan in plans:
+    for _ in range(CALLS):
+        for plan in nested_plans(conn, call, params, statement):
             check(plan)
 
 
@@ -124,8 +93,7 @@ def test_the_turn_window_reads_only_its_turns(owner_session) -> None:
         assert scans, json.dumps(plan)
         for scan in scans:
             # A plain or a bitmap index scan: either reads just the rows inside the turn bound.
-            indexes = {n.get("Index Name") for n in nodes(scan)}
-            assert scan["Node Type"] != "Seq Scan" and indexes == {INDEX}, json.dumps(plan)
+            assert scan["Node Type"] != "Seq Scan" and index_names(scan) == {INDEX}, json.dumps(plan)
             assert scan["Actual Rows"] <= 20, "the 20 messages of the last 10 turns"
 
     each_call(conn, "select * from memory.turn_history(%s, 10)", [cast["conversation"]], "memory.turns", check)

@@ -1,10 +1,11 @@
 """The two hot reads of long-term memory touch one user's rows, whatever the table holds.
 
 memory.remember's dedup lookup and memory.select_memories' candidate scan run inside plpgsql,
-where EXPLAIN cannot reach, so this test explains copies of their queries (prepared, with the
-same parameters the functions bind) against a table of 100,000 users with 3 memories each plus
-one user with 1,000. It asserts on plans, never on timings: an index on memories led by
-user_id, no sequential scan of memories, and at most that user's rows read.
+where EXPLAIN cannot reach, so this test reads, through auto_explain (tests/plan_helpers.py), the
+plans of the statements the functions themselves run, with custom and with generic plans, against
+a table of 100,000 users with 3 memories each plus one user with 1,000. It asserts on plans, never
+on timings: an index on memories led by user_id, no sequential scan of memories, and at most that
+user's rows read.
 
 Everything happens in one transaction as postgres that is rolled back at the end; ANALYZE's
 page and row counts in pg_class are written in place and survive the rollback, so the tables
@@ -20,65 +21,15 @@ from uuid import uuid4
 
 import psycopg
 import pytest
+from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
 from psycopg.rows import dict_row
 
 USERS = 100_000
 MEMORIES_EACH = 3
 BIG = 1_000
 
-#: memory.remember's dedup lookup, as the function runs it ($1 user, $2 profile, $3 content).
-DEDUP = """
-select m.id
-from memory.memories as m
-where m.user_id = $1 and m.profile_id = $2
-    and m.active and not m.archived and m.deleted_at is null
-    and extensions.similarity(m.content, $3) >= (memory_private.setting('dedup_threshold'))::numeric
-order by extensions.similarity(m.content, $3) desc, m.id
-limit 1
-"""
-
-#: memory.select_memories' query ($1 user, $2 profile, $3 v_query, $4 p_query, $5 limit,
-#: $6 budget): the candidates, ranked, cut at the limit and the token budget.
-SELECT = """
-with candidates as (
-    select m.*,
-        memory_private.memory_score(
-            t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
-        ) * (1 + case when $3::tsquery is null then 0 else greatest(
-            ts_rank_cd(m.search, $3::tsquery)::numeric, extensions.word_similarity($4::text, m.content)::numeric
-        ) end) as final_score,
-        ceil(length(m.content) / 4.0)::integer + 2 as cost
-    from memory.memories as m
-    join memory.memory_types as t on t.type = m.type
-    where m.user_id = $1 and m.profile_id = $2
-        and m.active and not m.archived and m.deleted_at is null
-        and (m.expires_at is null or m.expires_at > now())
-),
-ranked as (
-    select c.*, row_number() over w as position, sum(c.cost) over w as spent
-    from candidates as c
-    window w as (order by c.pinned desc, c.final_score desc, c.id)
-)
-select coalesce(array_agg(r.id order by r.position), '{}') as chosen
-from ranked as r
-where r.position <= $5::integer and r.spent <= $6::integer
-"""
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from nodes(child)
-
-
 def memories_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    return [n for n in nodes(plan) if n.get("Relation Name") == "memories"]
-
-
-def index_names(scan: dict[str, Any]) -> set[str]:
-    """Indexes a scan reads: its own, or those of the bitmap index scans beneath it."""
-    names = {scan["Index Name"]} if "Index Name" in scan else set()
-    return names | {n["Index Name"] for n in nodes(scan) if n.get("Node Type") == "Bitmap Index Scan"}
+    return scans_of(plan, "memories")
 
 
 def rows_read(scan: dict[str, Any]) -> int:
@@ -138,6 +89,7 @@ def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
                 [user, profile, name, count],
             )
             people[name] = {"user": user, "profile": profile, "rows": count}
+        explain_nested(conn)
         total = conn.execute("select count(*) as n from memory.memories").fetchone()["n"]
         assert total >= USERS * MEMORIES_EACH + BIG
         conn.execute("analyze memory.users, memory.profiles, memory.memories")
@@ -161,25 +113,13 @@ def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
         print(f"\nmemory plans: {time.monotonic() - started:.1f}s in all")
 
 
-def explain(conn: psycopg.Connection, name: str, statement: str, types: str, args: list[Any], *, generic: bool) -> dict:
-    """EXPLAIN (ANALYZE) of a prepared statement: plpgsql runs its queries the same way,
-    with custom plans for the first executions and possibly a generic plan later."""
-    name = f"{name}_{uuid4().hex[:8]}"
-    conn.execute(f"prepare {name} ({types}) as {statement}")
-    try:
-        # A savepoint: a failing case rolls back only itself, not the loaded table.
-        with conn.transaction():
-            conn.execute(f"set local plan_cache_mode = {'force_generic_plan' if generic else 'force_custom_plan'}")
-            # EXPLAIN EXECUTE cannot take bind parameters (the server cannot type them in a
-            # utility statement), so this one statement binds client side, with proper quoting.
-            with psycopg.ClientCursor(conn) as cur:
-                placeholders = ", ".join(["%s"] * len(args))
-                cur.execute(f"explain (analyze, buffers off, format json) execute {name} ({placeholders})", args)
-                row = cur.fetchone()
-    finally:
-        conn.execute("reset plan_cache_mode")
-        conn.execute(f"deallocate {name}")
-    return row["QUERY PLAN"][0]["Plan"]
+def function_plans(conn: psycopg.Connection, call: str, params: list[Any], marker: str, *, generic: bool) -> list:
+    """The plans of the function's statements containing `marker`, during one call: custom plans,
+    as plpgsql makes for the first executions, or the generic plan it may cache later."""
+    # A savepoint: what the call writes (a duplicate's reinforcement) goes with it.
+    with conn.transaction(force_rollback=True):
+        conn.execute(f"set local plan_cache_mode = {'force_generic_plan' if generic else 'force_custom_plan'}")
+        return nested_plans(conn, call, params, marker)
 
 
 def check_scan(plan: dict[str, Any], user_led: set[str], limit: int, what: str) -> dict[str, Any]:
@@ -206,30 +146,29 @@ CASES = [
 @pytest.mark.parametrize(("who", "generic"), CASES)
 def test_dedup_lookup_reads_only_the_users_live_memories(loaded, who, generic):
     person = loaded["people"][who]
-    plan = explain(
-        loaded["conn"], "dedup", DEDUP, "uuid, uuid, text",
-        [person["user"], person["profile"], f"{who} memory number 7 about things"], generic=generic,
-    )
-    scan = check_scan(plan, loaded["user_led"], person["rows"], "dedup")
-    assert "memories_live_idx" in index_names(scan) or generic  # the partial index made for it
-    assert rows_read(scan) == person["rows"]  # every live memory of that user and profile, no more
+    for plan in function_plans(
+        loaded["conn"],
+        "select * from memory.remember(p_content => %s, p_type => 'fact', p_user_id => %s, p_profile_id => %s)",
+        [f"{who} memory number 7 about things", person["user"], person["profile"]],
+        "operator(extensions.%)", generic=generic,
+    ):
+        check_scan(plan, loaded["user_led"], person["rows"], "dedup")
+        assert plan["Actual Rows"] == 1  # the duplicate is found
 
 
 @pytest.mark.parametrize(("who", "generic"), CASES)
 @pytest.mark.parametrize("query", [None, "things"], ids=["no-query", "query"])
 def test_selection_candidates_read_only_the_users_live_memories(loaded, who, generic, query):
     person = loaded["people"][who]
-    conn = loaded["conn"]
-    tsquery = None
-    if query is not None:
-        tsquery = conn.execute("select websearch_to_tsquery('english', %s)::text as q", [query]).fetchone()["q"]
-    plan = explain(
-        conn, "select_candidates", SELECT, "uuid, uuid, tsquery, text, integer, integer",
-        [person["user"], person["profile"], tsquery, query, 10, 500], generic=generic,
-    )
-    scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
-    assert rows_read(scan) == person["rows"]
-    assert not [n for n in nodes(plan) if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == "memories"]
+    for plan in function_plans(
+        loaded["conn"],
+        "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s,"
+        " p_limit => 10, p_token_budget => 500)",
+        [person["user"], person["profile"], query], "with near as", generic=generic,
+    ):
+        scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
+        assert rows_read(scan) == person["rows"]
+        assert not [n for n in nodes(plan) if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == "memories"]
 
 
 def test_load_time_is_reported(loaded):

@@ -1,0 +1,61 @@
+"""Plans of the statements that functions run themselves (tests/test_function_plans.py,
+tests/test_memory_plans.py).
+
+plpgsql runs its queries where EXPLAIN cannot reach, so these helpers load auto_explain (a
+superuser's `load`) with nested statements in the test's transaction and read the JSON plans it
+logs to the client: the plans of the function's own statements, never a copy of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+
+
+def explain_nested(conn: psycopg.Connection) -> None:
+    """Log the plan (with actual rows) of every statement, nested ones included, in this transaction."""
+    conn.execute("load 'auto_explain'")
+    for setting, value in {
+        "auto_explain.log_min_duration": "0", "auto_explain.log_nested_statements": "on",
+        "auto_explain.log_analyze": "on", "auto_explain.log_format": "json",
+    }.items():
+        conn.execute("select set_config(%s, %s, true)", [setting, value])
+
+
+def nested_plans(conn: psycopg.Connection, call: str, params: list[Any], marker: str) -> list[dict[str, Any]]:
+    """The plans logged during `call` for the statements whose text contains `marker`."""
+    logged: list[str] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        if diag.severity_nonlocalized == "LOG" and diag.message_primary:
+            logged.append(diag.message_primary)
+
+    conn.add_notice_handler(keep)
+    try:
+        conn.execute("set local client_min_messages = log")
+        conn.execute(call, params).fetchall()
+        conn.execute("set local client_min_messages = notice")
+    finally:
+        conn.remove_notice_handler(keep)
+    plans = [json.loads(m.split("plan:", 1)[1]) for m in logged if "plan:" in m]
+    found = [p["Plan"] for p in plans if marker in p["Query Text"]]
+    assert found, f"no plan logged for a statement containing {marker!r} during {call!r}"
+    return found
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from nodes(child)
+
+
+def scans_of(plan: dict[str, Any], relation: str) -> list[dict[str, Any]]:
+    return [n for n in nodes(plan) if n.get("Relation Name") == relation]
+
+
+def index_names(scan: dict[str, Any]) -> set[str]:
+    """Indexes a scan reads: its own, or those of the bitmap index scans beneath it."""
+    return {n["Index Name"] for n in nodes(scan) if "Index Name" in n}
