@@ -1,11 +1,12 @@
 """The hot reads' own statements, planned inside their functions, stop at the page they return.
 
-memory.history and memory.turn_history run their queries inside plpgsql, where EXPLAIN cannot
-reach, so this test reads, through auto_explain (tests/plan_helpers.py), the plans of the
-statements the functions themselves run, as the signed-in owner (RLS policy included) of a
-2,000-turn conversation. The calls repeat past plpgsql's fifth execution, when it
-may switch to a generic plan, and every plan is checked: a later migration that changes a hot
-statement, or a plan Postgres would pick for it, fails here. Everything is rolled back.
+memory.history and memory.turn_history (the window prompt_context reads) run their queries inside
+plpgsql, where EXPLAIN cannot reach, so this test reads, through auto_explain
+(tests/plan_helpers.py), the plans of the statements the functions themselves run, as the
+signed-in owner (RLS policy included) of a 2,000-turn conversation. The calls repeat past
+plpgsql's fifth execution, when it may switch to a generic plan, and every plan is checked: a
+later migration that changes a hot statement, or a plan Postgres would pick for it, fails here.
+Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -85,7 +86,12 @@ def test_history_walks_the_index_backwards_and_stops_at_the_page(owner_session, 
               HISTORY, check)
 
 
-def test_the_turn_window_reads_only_its_turns(owner_session) -> None:
+@pytest.mark.parametrize("call", [
+    "select * from memory.turn_history(%s, 10)",
+    # The prompt read takes its window from turn_history, whatever else it reads.
+    "select memory.prompt_context(%s, 'tell me more about the first one')",
+], ids=["turn_history", "prompt_context"])
+def test_the_turn_window_reads_only_its_turns(owner_session, call: str) -> None:
     conn, cast = owner_session
 
     def check(plan: dict[str, Any]) -> None:
@@ -96,4 +102,4 @@ def test_the_turn_window_reads_only_its_turns(owner_session) -> None:
             assert scan["Node Type"] != "Seq Scan" and index_names(scan) == {INDEX}, json.dumps(plan)
             assert scan["Actual Rows"] <= 20, "the 20 messages of the last 10 turns"
 
-    each_call(conn, "select * from memory.turn_history(%s, 10)", [cast["conversation"]], "memory.turns", check)
+    each_call(conn, call, [cast["conversation"]], "memory.turns", check)
