@@ -23,6 +23,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from scripts.migrate import ADMIN_ROLE
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = REPO_ROOT / "bench"
 PLOTS_DIR = BENCH_DIR / "plots"
@@ -73,7 +75,7 @@ def service(**kwargs: Any) -> psycopg.Connection:
 
 
 def admin(**kwargs: Any) -> psycopg.Connection:
-    return connect(role=None, login="supabase_admin", **kwargs)
+    return connect(role=None, login=ADMIN_ROLE, **kwargs)
 
 
 @contextmanager

@@ -60,6 +60,11 @@ class MigrationFailed(Exception):
     pass
 
 
+def admin_url_for(database_url: str) -> str:
+    """The local stack's superuser for a database: $SUPAMEM_ADMIN_URL, else the URL as ADMIN_ROLE."""
+    return os.environ.get("SUPAMEM_ADMIN_URL") or make_conninfo(database_url, user=ADMIN_ROLE)
+
+
 def find_migrations(directory: Path) -> list[Migration]:
     if not directory.is_dir():
         print(f"warning: {directory} does not exist; no migrations to apply", file=sys.stderr)
@@ -369,7 +374,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--admin-url",
-        default=os.environ.get("SUPAMEM_ADMIN_URL"),
         help=f"the local stack's superuser, for --bootstrap and --with-pgtap"
         f" (default: $SUPAMEM_ADMIN_URL, else the database URL as {ADMIN_ROLE})",
     )
@@ -391,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         migrations = find_migrations(args.migrations_dir)
         if args.bootstrap or args.with_pgtap:
-            prepare_local_stack(args.admin_url or make_conninfo(args.database_url, user=ADMIN_ROLE),
+            prepare_local_stack(args.admin_url or admin_url_for(args.database_url),
                                 bootstrap_first=args.bootstrap, with_pgtap=args.with_pgtap)
         conn = psycopg.connect(args.database_url, autocommit=True, connect_timeout=10)
     except MigrationFailed as exc:

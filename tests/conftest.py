@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import psycopg
 import pytest
 from job_helpers import JobKit
-from psycopg.conninfo import make_conninfo
+from migrate import admin_url_for
 from server_helpers import Served, serve
 
 from supamem import db
@@ -67,7 +66,7 @@ def postgres_conn(database_url: str) -> Iterator[psycopg.Connection]:
 def admin_url(database_url: str) -> str:
     """The local stack's superuser (supabase_admin, scripts/db.sh): only for what a project's
     postgres may not do in a test's setup (filler rows with triggers off, track_functions)."""
-    return os.environ.get("SUPAMEM_ADMIN_URL") or make_conninfo(database_url, user="supabase_admin")
+    return admin_url_for(database_url)
 
 
 @pytest.fixture(scope="session")

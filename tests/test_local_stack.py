@@ -4,7 +4,6 @@ runner records what it applied, so running it again applies nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -16,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import migrate
 import psycopg
 import pytest
 from client_helpers import ROOT
@@ -108,16 +108,6 @@ def test_migrations_apply_once(cluster):
     assert "bootstrap: up to date" in again.stdout
 
 
-def _migrate_module():
-    """scripts/migrate.py, which is a script and not a package module."""
-    if "supamem_migrate" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("supamem_migrate", ROOT / "scripts" / "migrate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # its dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules["supamem_migrate"]
-
-
 @pytest.mark.parametrize(
     ("text", "statements"),
     [
@@ -141,7 +131,7 @@ def _migrate_module():
     ],
 )
 def test_migrations_are_split_where_the_supabase_cli_splits_them(text, statements):
-    assert _migrate_module().split_statements(text) == statements
+    assert migrate.split_statements(text) == statements
 
 
 def _run_migrations(directory: Path, database_url: str) -> subprocess.CompletedProcess[str]:

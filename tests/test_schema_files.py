@@ -6,16 +6,12 @@ migrations as `supabase db push` applies them, one by the schema files in config
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import psycopg
 import pytest
+import schema
 from psycopg import sql
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import schema  # noqa: E402
 
 
 @pytest.fixture(scope="module")
