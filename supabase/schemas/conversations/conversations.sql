@@ -70,6 +70,7 @@ with check (user_id = (select auth.uid()));
 create policy "Users delete their own conversations" on memory.conversations
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.conversations to authenticated;
 grant select, insert, update, delete on memory.conversations to service_role;
 grant insert (

@@ -91,6 +91,7 @@ with check (
     user_id = (select auth.uid())
     or conversation_id = any((select memory_private.joined_conversations())::uuid[])
 );
+
 grant select, delete on memory.messages to authenticated;
 grant select, insert, update, delete on memory.messages to service_role;
 grant insert (

@@ -61,6 +61,7 @@ with check (
         where c.id = conversation_id and c.user_id = (select auth.uid())
     )
 );
+
 grant insert, delete on memory.participants to authenticated;
 grant select, insert, update, delete on memory.participants to service_role;
 grant select (conversation_id, user_id, tenant_id, joined_at), update (profile_id) on memory.participants

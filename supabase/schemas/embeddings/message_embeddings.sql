@@ -19,5 +19,6 @@ alter table memory_private.message_embeddings enable row level security;
 create policy "Users read the vectors of their own messages" on memory_private.message_embeddings
 for select to authenticated
 using (user_id = (select auth.uid()));
+
 grant select on memory_private.message_embeddings to authenticated;
 grant select, insert, update, delete on memory_private.message_embeddings to service_role;

@@ -12,6 +12,7 @@ alter table memory_private.message_scans enable row level security;
 create policy "Signed-in users read how far the term statistics go" on memory_private.message_scans
 for select to authenticated
 using (name = 'search_terms');
+
 grant select on memory_private.message_scans to authenticated;
 grant select on memory_private.message_scans to service_role;
 
@@ -24,6 +25,7 @@ set search_path = ''
 as $$
     select max(n.id) from (select m.id from memory.messages as m where m.id > p_from order by m.id limit p_batch) as n
 $$;
+
 revoke all on function memory_private.next_messages(bigint, integer) from public, anon, authenticated, service_role;
 
 insert into memory_private.message_scans (name) values ('embeddings');

@@ -24,6 +24,7 @@ comment on schema memory_private is 'supamem internals: helpers, settings, queue
 -- Functions: Postgres grants EXECUTE to PUBLIC on every new function, and a per-schema default
 -- cannot take that away (only the role-wide default can, which would reach into the project's
 -- other schemas). So every function's file revokes it and grants EXECUTE to whom it serves.
+
 revoke all on schema memory from public, anon;
 
 revoke all on schema memory_private from public, anon;

@@ -46,6 +46,7 @@ with check (user_id = (select auth.uid()));
 create policy "Users delete their own profiles" on memory.profiles
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.profiles to authenticated;
 grant select, insert, update, delete on memory.profiles to service_role;
 grant insert (id, user_id, name, is_primary, timezone, attributes) on memory.profiles to authenticated;

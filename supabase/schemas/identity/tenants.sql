@@ -33,6 +33,7 @@ using (id = any((select memory_private.administered_tenants())::uuid[]));
 create policy "Admins read their own admin grants" on memory.tenant_admins
 for select to authenticated
 using (user_id = (select auth.uid()));
+
 grant select on memory.tenants to authenticated;
 grant select, insert, update, delete on memory.tenants to service_role;
 grant select on memory.tenant_admins to authenticated;

@@ -39,6 +39,7 @@ create policy "Users update their own settings" on memory.users
 for update to authenticated
 using (id = (select auth.uid()))
 with check (id = (select auth.uid()));
+
 grant select on memory.users to authenticated;
 grant select, insert, update, delete on memory.users to service_role;
 grant insert (id, auth_user_id), update (memory_paused, long_term_opt_in) on memory.users to authenticated;

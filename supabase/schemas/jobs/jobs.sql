@@ -44,4 +44,5 @@ create index jobs_queued_by_user_idx on memory_private.jobs (user_id, run_after,
 create index jobs_user_started_idx on memory_private.jobs (user_id, started_at) where started_at is not null;
 
 alter table memory_private.jobs enable row level security;
+
 grant select, insert, update, delete on memory_private.jobs to service_role;

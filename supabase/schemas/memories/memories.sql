@@ -91,6 +91,7 @@ create policy "Users pin their own memories" on memory.memories
 for update to authenticated
 using (user_id = (select auth.uid()))
 with check (user_id = (select auth.uid()));
+
 grant select on memory.memories to authenticated;
 grant select on memory.memories to service_role;
 grant update (pinned) on memory.memories to authenticated;

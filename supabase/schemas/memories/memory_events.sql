@@ -28,6 +28,7 @@ alter table memory.memory_events enable row level security;
 create policy "Users and their tenant admins read memory history" on memory.memory_events
 for select to authenticated
 using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
+
 grant select on memory.memory_events to authenticated;
 grant select on memory.memory_events to service_role;
 
@@ -98,6 +99,7 @@ $$;
 create trigger memories_record_event
 after insert or update on memory.memories
 for each row execute function memory_private.record_memory_event();
+
 revoke all on function memory_private.record_memory_event() from public, anon, authenticated, service_role;
 
 -- Why: history is append-only. No role is granted update or delete on it; this guard also stops
@@ -118,6 +120,7 @@ $$;
 create trigger memory_events_append_only
 before update or delete on memory.memory_events
 for each row execute function memory_private.guard_memory_events();
+
 revoke all on function memory_private.guard_memory_events() from public, anon, authenticated, service_role;
 
 -- Why: one statement-level trigger per delete, so the purge's batches of thousands append their
@@ -147,4 +150,5 @@ create trigger memories_record_purge
 after delete on memory.memories
 referencing old table as purged
 for each statement execute function memory_private.record_memory_purge();
+
 revoke all on function memory_private.record_memory_purge() from public, anon, authenticated, service_role;

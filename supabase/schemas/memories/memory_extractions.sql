@@ -22,5 +22,6 @@ alter table memory.memory_extractions enable row level security;
 create policy "Users and their tenant admins read extractions" on memory.memory_extractions
 for select to authenticated
 using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.administered_tenants())::uuid[]));
+
 grant select on memory.memory_extractions to authenticated;
 grant select, insert, update, delete on memory.memory_extractions to service_role;

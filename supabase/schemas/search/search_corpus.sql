@@ -15,6 +15,7 @@ alter table memory_private.search_corpus enable row level security;
 create policy "Users read the size of their own corpus" on memory_private.search_corpus
 for select to authenticated
 using (user_id = (select auth.uid()));
+
 grant select on memory_private.search_corpus to authenticated;
 grant select on memory_private.search_corpus to service_role;
 
@@ -57,4 +58,5 @@ create trigger messages_count_search_corpus_delete
 after delete on memory.messages
 referencing old table as old_messages
 for each statement execute function memory_private.count_search_corpus();
+
 revoke all on function memory_private.count_search_corpus() from public, anon, authenticated, service_role;

@@ -17,6 +17,7 @@ alter table memory_private.search_terms enable row level security;
 create policy "Users read the term statistics of their own messages" on memory_private.search_terms
 for select to authenticated
 using (user_id = (select auth.uid()));
+
 grant select on memory_private.search_terms to authenticated;
 grant select, insert, update, delete on memory_private.search_terms to service_role;
 
@@ -49,6 +50,7 @@ begin
     return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
 end
 $$;
+
 revoke all on function memory_private.fold_search_terms(integer) from public, anon, authenticated, service_role;
 grant execute on function memory_private.fold_search_terms(integer) to service_role;
 
@@ -78,4 +80,5 @@ create trigger messages_unfold_search_terms
 after delete on memory.messages
 referencing old table as old_messages
 for each statement execute function memory_private.unfold_search_terms();
+
 revoke all on function memory_private.unfold_search_terms() from public, anon, authenticated, service_role;

@@ -43,6 +43,7 @@ with check (user_id = (select auth.uid()));
 create policy "Users delete their own short-term state" on memory.short_term_state
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.short_term_state to authenticated;
 grant select, insert, update, delete on memory.short_term_state to service_role;
 grant insert (user_id, key, value, expires_at), update (value, expires_at, updated_at) on memory.short_term_state
@@ -66,6 +67,7 @@ $$;
 create trigger short_term_state_replace_expired
 before insert on memory.short_term_state
 for each row execute function memory_private.replace_expired_short_term();
+
 revoke all on function memory_private.replace_expired_short_term() from public, anon, authenticated, service_role;
 
 -- Why: seed 001's clarification state lives minutes, not a conversation; expired state reads as
@@ -92,6 +94,7 @@ begin
     return v_row;
 end
 $$;
+
 revoke all on function memory.short_term_set(text, jsonb, interval, uuid)
 from public, anon, authenticated, service_role;
 grant execute on function memory.short_term_set(text, jsonb, interval, uuid) to authenticated, service_role;
@@ -118,6 +121,7 @@ begin
     );
 end
 $$;
+
 revoke all on function memory.short_term_get(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.short_term_get(text, uuid) to authenticated, service_role;
 
@@ -132,5 +136,6 @@ begin
     return found;
 end
 $$;
+
 revoke all on function memory.short_term_delete(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.short_term_delete(text, uuid) to authenticated, service_role;

@@ -38,6 +38,7 @@ with check (user_id = (select auth.uid()));
 create policy "Users delete their own values" on memory.user_kv
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.user_kv to authenticated;
 grant select, insert, update, delete on memory.user_kv to service_role;
 grant insert (user_id, key, value), update (value, updated_at) on memory.user_kv to authenticated;
@@ -53,6 +54,7 @@ as $$
     on conflict (user_id, key) do update set value = excluded.value, updated_at = now()
     returning *
 $$;
+
 revoke all on function memory.kv_set(text, jsonb, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.kv_set(text, jsonb, uuid) to authenticated, service_role;
 
@@ -69,6 +71,7 @@ begin
     return (select v.value from memory.user_kv as v where v.user_id = v_user and v.key = p_key);
 end
 $$;
+
 revoke all on function memory.kv_get(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.kv_get(text, uuid) to authenticated, service_role;
 
@@ -84,6 +87,7 @@ begin
     return query select v.* from memory.user_kv as v where v.user_id = v_user order by v.key;
 end
 $$;
+
 revoke all on function memory.kv_list(uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.kv_list(uuid) to authenticated, service_role;
 
@@ -100,6 +104,7 @@ begin
     end if;
 end
 $$;
+
 revoke all on function memory.kv_delete(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.kv_delete(text, uuid) to authenticated, service_role;
 
@@ -116,5 +121,6 @@ begin
     return v_deleted;
 end
 $$;
+
 revoke all on function memory.kv_clear(uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.kv_clear(uuid) to authenticated, service_role;

@@ -34,6 +34,7 @@ with check (user_id = (select auth.uid()));
 create policy "Users delete their own state" on memory.user_state
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.user_state to authenticated;
 grant select, insert, update, delete on memory.user_state to service_role;
 grant insert (user_id, mode), update (mode, updated_at) on memory.user_state to authenticated;
@@ -48,6 +49,7 @@ as $$
     on conflict (user_id) do update set mode = excluded.mode, updated_at = now()
     returning *
 $$;
+
 revoke all on function memory.state_set(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.state_set(text, uuid) to authenticated, service_role;
 
@@ -63,6 +65,7 @@ begin
     return query select s.* from memory.user_state as s where s.user_id = v_user;
 end
 $$;
+
 revoke all on function memory.state_get(uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.state_get(uuid) to authenticated, service_role;
 
@@ -78,5 +81,6 @@ begin
     end if;
 end
 $$;
+
 revoke all on function memory.state_delete(uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.state_delete(uuid) to authenticated, service_role;

@@ -38,5 +38,6 @@ using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.a
 create policy "Users delete their weekly summaries" on memory.weekly_summaries
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.weekly_summaries to authenticated;
 grant select, insert, update, delete on memory.weekly_summaries to service_role;

@@ -33,5 +33,6 @@ using (user_id = (select auth.uid()) or tenant_id = any((select memory_private.a
 create policy "Users delete their yearly comparisons" on memory.yearly_comparisons
 for delete to authenticated
 using (user_id = (select auth.uid()));
+
 grant select, delete on memory.yearly_comparisons to authenticated;
 grant select, insert, update, delete on memory.yearly_comparisons to service_role;
