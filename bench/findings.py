@@ -115,7 +115,12 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"through the client and {_ms(_g(rd, 'lengths', 0, 'kit_history_20_single_statement', 'p50_us'))} as a bare "
         f"statement; add_turn does {_g(wr, 'levels', 0, 'kit', 'turns_per_second')} turns/s through the client and "
         f"{_g(wr, 'levels', 0, 'kit_single_statement', 'turns_per_second')} as a bare statement (1 client). What is "
-        f"left is the pool checkout and psycopg's own work per call.",
+        f"left is the pool checkout and psycopg's own work per call. A call as a signed-in user is still a "
+        f"transaction: a ping of the checked-out connection, BEGIN, the statement that sets the role, claims and "
+        f"the role's settings, the call and COMMIT, five round trips: the history window as the signed-in owner "
+        f"takes {_ms(_g(rd, 'lengths', 0, 'kit_history_20_signed_in', 'p50_us'))} (section 3), the same at every "
+        f"session length. *Suggestion*: send BEGIN, the sign-in statement, the call and COMMIT in one round trip "
+        f"(psycopg's pipeline mode), and ping only a connection idle for a while, as single calls do.",
         f"6. **Per-turn work in the write path.** As one statement, add_turn does "
         f"{_g(wr, 'levels', 0, 'kit_single_statement', 'turns_per_second')} turns/s against the peer's "
         f"{_g(wr, 'levels', 0, 'peer', 'turns_per_second')} (1 client), for more work: `assign_turn` takes the "
@@ -134,9 +139,11 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"20261125094839) and the next batch starts there, so no batch walks again past the rows earlier batches "
         f"deleted and vacuum has not removed yet. Before, every batch searched from the start and a long session "
         f"sweep slowed as it went: at the smaller table 4x the expired sessions took 13.08x the time (1.147, 1.79, "
-        f"3.755 s per 100k), the 200k sweep's batches slowing from about 0.08 s to 0.3 s. The smallest sweeps cost "
-        f"more per row than in that run (1.5-1.8 s per 100k at 50k rows, against 0.96-1.23): not profiled yet; the "
-        f"batches now sort by (expiry, id) and report where they stopped. A row a sweep passes over "
+        f"3.755 s per 100k), the 200k sweep's batches slowing from about 0.08 s to 0.3 s. Run again on the same "
+        f"machine right after this run, the previous code took 1.73 s per 100k for 50k expired sessions, 2.90 for "
+        f"100k, 2.50 for 200k (3.48 at the larger table, its longest batch 2.3 s), and 1.82 for 50k expired "
+        f"messages: the small sweeps cost the same as now, the large ones grew; its sweeps under 4 writers took "
+        f"9.5-11.0 s (writers' p99 2.62x) against about 4 s now. A row a sweep passes over "
         f"(locked by a writer, or a conversation that still holds messages) waits for the next sweep, which starts "
         f"from the beginning. Writers' p99 during a sweep rises with the sweep (section 5): every batch competes "
         f"for the same two cores.",

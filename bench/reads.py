@@ -27,7 +27,7 @@ def run() -> dict[str, Any]:
     peer_conn = psycopg.connect(bench_url())
     PostgresChatMessageHistory.drop_table(peer_conn, TABLE)
     PostgresChatMessageHistory.create_tables(peer_conn, TABLE)
-    sessions: dict[int, tuple[str, Any]] = {}
+    sessions: dict[int, tuple[str, Any, Any]] = {}
     with service() as conn:
         for length in LENGTHS:
             uid = one(conn, "select memory.user_id_for(%s)", (f"reader-{length}",))
@@ -38,13 +38,13 @@ def run() -> dict[str, Any]:
                 a = f"Answer {t}: " + " ".join(data.WORDS[(t * 11 + k) % len(data.WORDS)] for k in range(30)) + "."
                 conn.execute("select * from memory.add_turn(%s, %s, %s)", (cid, q, a))
                 history.add_messages([HumanMessage(content=q), AIMessage(content=a)])
-            sessions[length] = (cid, history)
+            sessions[length] = (cid, history, uid)
     vacuum_analyze("memory.messages", TABLE)
     db = kit_database(max_size=1)
     raw = service()
     out: dict[str, Any] = {"lengths": []}
     for length in LENGTHS:
-        cid, history = sessions[length]
+        cid, history, uid = sessions[length]
         n = pick(150, {20: 2000, 200: 1000, 2000: 300}[length])
         fns = {
             "kit_history_20": lambda cid=cid: db.call("history", conversation_id=cid, limit=20),
@@ -52,6 +52,9 @@ def run() -> dict[str, Any]:
             # The same RPC as one autocommit statement on a plain connection: the server's share.
             "kit_history_20_single_statement": lambda cid=cid: raw.execute(
                 "select * from memory.history(%s, 20)", (cid,)).fetchall(),
+            # As the signed-in owner (an app calling as its users: role, claims, RLS), in one transaction.
+            "kit_history_20_signed_in": lambda cid=cid, uid=uid: db.call_as(uid, "history", conversation_id=cid,
+                                                                            limit=20),
         }
         # The peer builds thousands of Python objects per call: collect garbage between rounds only.
         samples = interleaved(fns, n, 20, collect_every=10)

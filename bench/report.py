@@ -265,21 +265,24 @@ def _reads(w: dict[str, Any], summary: list[str]) -> list[str]:
         "The kit reads the prompt window — `memory.history(conversation, 20)`, the newest 20 messages oldest-first, "
         "through `supamem.Database` — however long the session; the peer's `get_messages()` reads the whole session "
         "(its API has no limit) and builds LangChain message objects. For reference: the kit reading whole sessions "
-        "(`p_limit` up to its maximum, 1,000) and the window as one statement on a plain connection. The window reads "
+        "(`p_limit` up to its maximum, 1,000), the window as one statement on a plain connection, and the window as "
+        "the signed-in owner (`Database.call_as`: role, claims and RLS in one transaction). The window reads "
         "and the peer are interleaved; the whole-session reads are timed on their own afterwards. The window's own "
         "work does not grow with the session: timed alone on a development cluster, one statement took 348 µs at 20 "
         "messages and 345 µs at 2,000 (p50), and 308 µs against 617 µs when each call followed a read of the whole "
         "session. So what grows in the table below is the cost of following a large read (the peer's, here: "
         "caches on both sides of the connection), not the kit's read.",
         "",
-        "| session | kit window p50 / p99 | peer get_messages p50 / p99 | peer / kit (p50) | kit, whole session p50 | kit window, one statement p50 |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| session | kit window p50 / p99 | peer get_messages p50 / p99 | peer / kit (p50) | kit, whole session p50 "
+        "| kit window, one statement p50 | kit window, signed in p50 |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for e in w["lengths"]:
         out.append(f"| {_n(e['messages'])} | {_fmt_us(e['kit_history_20']['p50_us'])} / {_fmt_us(e['kit_history_20']['p99_us'])} | "
                    f"{_fmt_us(e['peer_get_messages']['p50_us'])} / {_fmt_us(e['peer_get_messages']['p99_us'])} | "
                    f"{_x(e['peer_over_kit_p50'], 1)} | {_fmt_us(e['kit_history_all']['p50_us'])} | "
-                   f"{_fmt_us(e.get('kit_history_20_single_statement', {}).get('p50_us'))} |")
+                   f"{_fmt_us(e.get('kit_history_20_single_statement', {}).get('p50_us'))} | "
+                   f"{_fmt_us(e.get('kit_history_20_signed_in', {}).get('p50_us'))} |")
     peer20 = w["lengths"][0]["peer_get_messages"]["p50_us"]
     worst = max(e["kit_history_20"]["p50_us"] for e in w["lengths"])
     ok1 = worst <= peer20

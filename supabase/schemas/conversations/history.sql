@@ -38,19 +38,20 @@ begin
     if not memory_private.reads_conversation(p_conversation_id) then
         return;
     end if;
-    if p_newest_first then
-        return query
+    -- The page is always cut newest-first; oldest-first sorts just that page.
+    return query
+    select page.*
+    from (
         select m.*
         from memory.messages as m
         where m.conversation_id = p_conversation_id and (m.expires_at is null or m.expires_at > now())
         order by m.turn_number desc, m.role asc
-        limit p_limit offset p_offset;
-    else
-        return query
-        select page.*
-        from memory_private.history(p_conversation_id, p_limit, p_offset, true) as page
-        order by page.turn_number asc, page.role desc;
-    end if;
+        limit p_limit offset p_offset
+    ) as page
+    order by
+        case when p_newest_first then -page.turn_number else page.turn_number end,
+        case when p_newest_first then page.role end asc,
+        case when not p_newest_first then page.role end desc;
 end
 $$;
 
