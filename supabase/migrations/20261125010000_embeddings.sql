@@ -6,16 +6,10 @@
 -- * The model and its dimensions are settings (`memory.set_embedding_model`); only vectors of the
 --   current model count, so changing it re-embeds through the queue while search goes on (rows
 --   not embedded yet are found lexically).
--- * Each user has one `embed` job (a dedup key per user) that embeds the user's rows without a
---   current vector, newest first, a batch at a time, and queues itself again while any remain.
---   New messages ask for it through a scan, not a trigger, so a turn writes nothing for
---   embeddings (a per-message trigger upserting the job row cost add_turn 46 % in an A/B):
---   `memory.queue_embeddings()` reads the messages written since its last run (a range of the
---   primary key, from the first message, so a history written before this migration is
---   embedded too) and queues their users' jobs; pg_cron runs it every minute and workers that
---   run embed jobs call it before each claim. An edited message and a memory (written far less
---   often) ask by trigger. A row committed after a scan or a job's final check passed it is
---   embedded with its user's next job, and is found lexically until then.
+-- * A new or edited message or memory asks for its user's one `embed` job (a dedup key per user);
+--   the job embeds that user's rows without a current vector, newest first, a batch at a time,
+--   and queues itself again while any remain. The trigger locks a running job's row, so a row
+--   written while its batch runs is seen by the job's final check or re-queues the job.
 -- * Vectors live in memory_private (the Data API does not expose them); users read only their
 --   own (RLS), which is what search needs; service_role's embed job writes them.
 -- * One HNSW index per model (an expression index on the vector cast to the model's dimensions,
@@ -29,11 +23,7 @@ insert into memory_private.settings (key, value, description) values
     'The embedding model whose vectors search compares (memory.set_embedding_model changes it).'
 ),
 ('embedding_dimensions', '384', 'Dimensions of the embedding model''s vectors.'),
-('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.'),
-(
-    'memory_search_min_similarity', '0.5',
-    'Cosine similarity a memory needs to match a search by meaning alone (search_memories).'
-);
+('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.');
 
 update memory_private.settings
 set value = value || '["embed"]'::jsonb
@@ -104,6 +94,30 @@ grant execute on function memory_private.ensure_embedding_indexes(text, integer)
 
 select memory_private.ensure_embedding_indexes('offline-hash-384', 384);
 
+-- Ask for the user's embed job. A queued job already covers the row; a finished one is queued
+-- again; a running one is locked (do update locks the row even when its where is false), so this
+-- write and the job's final check are ordered and no row is left behind.
+create function memory_private.enqueue_embedding(p_user_id uuid)
+returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    if not memory_private.setting('job_kinds') ? 'embed' then
+        return;
+    end if;
+    insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts)
+    values ('embed', '{}', 'embed:' || p_user_id, p_user_id, (memory_private.setting('job_max_attempts'))::integer)
+    on conflict (kind, dedup_key) where dedup_key is not null do update
+    set status = 'queued', attempts = 0, run_after = now(), last_error = null, failed_at = null, result = null,
+        usage = null, worker = null, started_at = null, finished_at = null, created_at = now()
+    where j.status in ('done', 'dead');
+end
+$$;
+revoke all on function memory_private.enqueue_embedding(uuid) from public, anon, authenticated;
+grant execute on function memory_private.enqueue_embedding(uuid) to service_role;
+
 create function memory_private.embedding_wanted()
 returns trigger
 language plpgsql
@@ -118,14 +132,14 @@ begin
             delete from memory_private.memory_embeddings as e where e.memory_id = new.id;
         end if;
     end if;
-    perform memory_private.enqueue('embed', '{}', 'embed:' || new.user_id, new.user_id, null, true);
+    perform memory_private.enqueue_embedding(new.user_id);
     return null;
 end
 $$;
 revoke all on function memory_private.embedding_wanted() from public, anon, authenticated, service_role;
 
 create trigger messages_embedding_wanted
-after update of content on memory.messages
+after insert or update of content on memory.messages
 for each row execute function memory_private.embedding_wanted();
 create trigger memories_embedding_wanted
 after insert or update of content on memory.memories
@@ -143,7 +157,7 @@ as $$
         from memory.messages as m
         where m.user_id = p_user_id and not exists (
             select 1 from memory_private.message_embeddings as e
-            where e.message_id = m.id and e.model = (select memory_private.setting('embedding_model') ->> 0)
+            where e.message_id = m.id and e.model = memory_private.setting('embedding_model') ->> 0
         )
         order by m.id desc
         limit p_limit
@@ -154,7 +168,7 @@ as $$
         from memory.memories as mm
         where mm.user_id = p_user_id and mm.deleted_at is null and not exists (
             select 1 from memory_private.memory_embeddings as e
-            where e.memory_id = mm.id and e.model = (select memory_private.setting('embedding_model') ->> 0)
+            where e.memory_id = mm.id and e.model = memory_private.setting('embedding_model') ->> 0
         )
         order by mm.created_at desc, mm.id
         limit p_limit
@@ -202,7 +216,6 @@ declare
     v_current boolean := p_model = memory_private.setting('embedding_model') ->> 0;
     v_bad jsonb;
     v_stored integer := 0;
-    v_memories integer;
 begin
     if jsonb_typeof(p_items) is distinct from 'array' then
         raise exception using errcode = '22023', message = 'items must be a JSON array';
@@ -237,13 +250,14 @@ begin
         where i.item ->> 'kind' = 'memory'
         on conflict (memory_id) do update
         set model = excluded.model, embedding = excluded.embedding, created_at = now();
-        get diagnostics v_memories = row_count;
-        v_stored := v_stored + v_memories;
+        v_stored := v_stored + (select count(*) from jsonb_array_elements(p_items) as i (item)
+            join memory.memories as mm on mm.id::text = i.item ->> 'id' and mm.user_id = v_job.user_id
+            where i.item ->> 'kind' = 'memory');
     end if;
-    -- Rows committed before this check are seen; a later one waits for the user's next job.
+    -- complete_job takes the job row's lock first, so rows written meanwhile are seen below.
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('stored', v_stored, 'model', p_model));
     if exists (select 1 from memory_private.unembedded(v_job.user_id, 1)) then
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_job.user_id, v_job.user_id, null, true);
+        perform memory_private.enqueue_embedding(v_job.user_id);
     end if;
     return jsonb_build_object('stored', v_stored, 'current_model', v_current);
 end
@@ -278,82 +292,9 @@ begin
     update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
     update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
     for v_user in select u.id from memory.users as u loop
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
+        perform memory_private.enqueue_embedding(v_user);
     end loop;
 end
 $$;
 revoke all on function memory.set_embedding_model(text, integer) from public, anon, authenticated;
 grant execute on function memory.set_embedding_model(text, integer) to service_role;
-
--- How far (by message id) each background scan of new messages has read; one row per scan.
-create table memory_private.message_scans (
-    name text primary key,
-    through bigint not null default 0
-);
-alter table memory_private.message_scans enable row level security;
-revoke all on memory_private.message_scans from anon, authenticated, service_role;
-comment on table memory_private.message_scans is
-'How far (by message id) each background scan of new messages has read.';
-insert into memory_private.message_scans (name) values ('embeddings');
-
--- The id of the last of the next p_batch messages after p_from (null: none).
-create function memory_private.next_messages(p_from bigint, p_batch integer)
-returns bigint
-language sql
-stable
-set search_path = ''
-as $$
-    select max(n.id) from (select m.id from memory.messages as m where m.id > p_from order by m.id limit p_batch) as n
-$$;
-revoke all on function memory_private.next_messages(bigint, integer) from public, anon, authenticated, service_role;
-
--- Queue the embed jobs of the users who wrote since the last scan (at most p_batch messages a
--- call); returns how many users. Concurrent calls do not wait: one scans, the others return 0.
-create function memory_private.queue_embeddings(p_batch integer default 100000)
-returns integer
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-    v_from bigint;
-    v_to bigint;
-    v_user uuid;
-    v_users integer := 0;
-begin
-    select q.through into v_from from memory_private.message_scans as q where q.name = 'embeddings'
-    for update skip locked;
-    if not found then
-        return 0;
-    end if;
-    v_to := memory_private.next_messages(v_from, p_batch);
-    if v_to is null then
-        return 0;
-    end if;
-    for v_user in
-        select distinct m.user_id from memory.messages as m where m.id > v_from and m.id <= v_to
-    loop
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
-        v_users := v_users + 1;
-    end loop;
-    update memory_private.message_scans set through = v_to where name = 'embeddings';
-    return v_users;
-end
-$$;
-revoke all on function memory_private.queue_embeddings(integer) from public, anon, authenticated;
-
-create function memory.queue_embeddings()
-returns integer
-language sql
-set search_path = ''
-as $$
-    select memory_private.queue_embeddings()
-$$;
-revoke all on function memory.queue_embeddings() from public, anon, authenticated;
-grant execute on function memory.queue_embeddings() to service_role;
--- pg_cron runs the body itself; service_role reaches it through the wrapper.
-grant execute on function memory_private.queue_embeddings(integer) to service_role;
-
-insert into memory_private.schedules (name, schedule, command) values
-('supamem-queue-embeddings', '* * * * *', 'select memory_private.queue_embeddings()');
-select memory_private.schedule_jobs();

@@ -241,14 +241,11 @@ begin
         from memory_private.lexical_memories(v_user, p_query, 1000) as l
     ),
     semantic as (
-        select n.memory_id, rank() over (order by n.distance) as rank, 1 - n.distance as similarity
+        select n.memory_id, rank() over (order by n.distance) as rank
         from memory_private.vector_memories(v_user, v_embedding, 100) as n
     ),
     fused as (
-        -- A search filters: a memory that only the vector side finds must be similar enough.
-        select coalesce(l.memory_id, s.memory_id) as memory_id,
-            coalesce(s.similarity >= (memory_private.setting('memory_search_min_similarity'))::double precision, false)
-            as near,
+        select coalesce(l.memory_id, s.memory_id) as memory_id, s.memory_id is not null as near,
             coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + s.rank), 0) as score
         from lexical as l
         full join semantic as s on s.memory_id = l.memory_id

@@ -32,13 +32,18 @@ grant select, insert, update, delete on memory_private.search_terms to service_r
 comment on table memory_private.search_terms is
 'Per user and lexeme: in how many of the user''s messages it occurs (BM25''s document frequency).';
 
--- How far search_terms has counted (memory_private.message_scans); signed-in users read this
--- row, since their searches count the messages after it.
-insert into memory_private.message_scans (name) values ('search_terms');
-create policy "Signed-in users read how far the term statistics go" on memory_private.message_scans
+-- How far (by message id) search_terms has counted; one row.
+create table memory_private.search_terms_folded (
+    id boolean primary key default true check (id),
+    through bigint not null default 0
+);
+alter table memory_private.search_terms_folded enable row level security;
+create policy "Everyone signed in reads how far the statistics go" on memory_private.search_terms_folded
 for select to authenticated
-using (name = 'search_terms');
-grant select on memory_private.message_scans to authenticated, service_role;
+using (true);
+revoke all on memory_private.search_terms_folded from anon, authenticated, service_role;
+grant select on memory_private.search_terms_folded to authenticated, service_role;
+insert into memory_private.search_terms_folded (through) values (0);
 
 -- Count the next messages (at most p_batch, by id) into search_terms; returns how many. One fold
 -- at a time (the row lock); a message whose transaction commits after a fold passed its id is
@@ -52,9 +57,11 @@ as $$
 declare
     v_from bigint;
     v_to bigint;
+    v_count integer;
 begin
-    select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
-    v_to := memory_private.next_messages(v_from, p_batch);
+    select f.through into v_from from memory_private.search_terms_folded as f for update;
+    select max(n.id), count(*) into v_to, v_count
+    from (select m.id from memory.messages as m where m.id > v_from order by m.id limit p_batch) as n;
     if v_to is null then
         return 0;
     end if;
@@ -65,8 +72,8 @@ begin
     where m.id > v_from and m.id <= v_to
     group by m.user_id, w.lexeme
     on conflict (user_id, lexeme) do update set documents = s.documents + excluded.documents;
-    update memory_private.message_scans set through = v_to where name = 'search_terms';
-    return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
+    update memory_private.search_terms_folded set through = v_to;
+    return v_count;
 end
 $$;
 revoke all on function memory_private.fold_search_terms(integer) from public, anon, authenticated;
@@ -86,7 +93,7 @@ begin
         select o.user_id, w.lexeme, count(*)::integer as documents
         from old_messages as o
         cross join lateral unnest(tsvector_to_array(o.search)) as w (lexeme)
-        where o.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
+        where o.id <= (select f.through from memory_private.search_terms_folded as f)
         group by o.user_id, w.lexeme
     ) as g
     where s.user_id = g.user_id and s.lexeme = g.lexeme;
@@ -118,7 +125,7 @@ declare
     v_terms text[] := memory_private.query_terms(p_query);
     v_documents double precision;
     v_average double precision;
-    v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
+    v_folded bigint := (select f.through from memory_private.search_terms_folded as f);
     v_frequencies jsonb;
     v_rarest text[];
 begin
