@@ -279,12 +279,12 @@ class Database:
                 pool.close(timeout=0)
                 continue
             with self._lock:
-                if self._closed:
-                    break
-                self._install(pool)
-                log.info("database reachable again", extra={"supamem_operation": "reconnect"})
-                return
-            pool.close()
+                if not self._closed:
+                    self._install(pool)
+                    log.info("database reachable again", extra={"supamem_operation": "reconnect"})
+                    return
+            pool.close()  # closed while this pool opened
+            return
 
     def wait_available(self, timeout: float | None = None) -> bool:
         """Block until a pool is up (True), or `timeout` seconds passed (False)."""
