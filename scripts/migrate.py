@@ -264,29 +264,44 @@ def split_statements(text: str) -> list[str]:
     return [s for s in trimmed if s]
 
 
-def apply_migration(conn: psycopg.Connection, m: Migration) -> None:
-    text = m.path.read_text(encoding="utf-8")
+class StatementFailed(Exception):
+    """A statement of a file failed; the message says which and why (describe_error)."""
+
+    def __init__(self, message: str, exc: psycopg.Error) -> None:
+        super().__init__(message)
+        self.error = exc
+
+
+def run_statements(cursor: psycopg.Cursor, text: str) -> list[str]:
+    """Each statement of `text` alone, split and sent as `supabase db push` sends them (a binary
+    cursor: the extended protocol, one statement per message); returns the statements."""
     statements = split_statements(text)
     base = 0
+    for statement in statements:
+        base = text.find(statement, base)
+        try:
+            cursor.execute(statement, prepare=False)
+        except psycopg.Error as exc:
+            raise StatementFailed(describe_error(exc, text, base), exc) from exc
+    return statements
+
+
+def apply_migration(conn: psycopg.Connection, m: Migration) -> None:
     try:
         with conn.transaction(), conn.cursor(binary=True) as cursor:
-            # binary=True makes psycopg use the extended protocol, one statement per message,
-            # as the CLI's batch does.
-            for statement in statements:
-                base = text.find(statement, base)
-                cursor.execute(statement, prepare=False)
+            statements = run_statements(cursor, m.path.read_text(encoding="utf-8"))
             cursor.execute(
                 "insert into supabase_migrations.schema_migrations (version, statements, name)"
                 " values (%s, %s, %s)",
                 (m.version, statements, m.name),
             )
-    except psycopg.Error as exc:
-        message = f"{m.path.name} failed:\n  {describe_error(exc, text, base)}"
-        if not exc.diag.statement_position:
+    except StatementFailed as failed:
+        message = f"{m.path.name} failed:\n  {failed}"
+        if not failed.error.diag.statement_position:
             where = locate_with_psql(conn, m.path)
             if where:
                 message += f"\n  {where}"
-        raise MigrationFailed(message) from exc
+        raise MigrationFailed(message) from failed.error
 
 
 def locate_with_psql(conn: psycopg.Connection, path: Path) -> str | None:

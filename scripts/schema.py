@@ -37,11 +37,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+
+# Run as a script, its own directory is on the path; tests import it with scripts/ on theirs.
+from migrate import MIGRATIONS_DIR, REPO_ROOT, StatementFailed, prepare_local_stack, run_statements
 from psycopg import sql
 from psycopg.rows import dict_row
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from migrate import MIGRATIONS_DIR, REPO_ROOT, describe_error, prepare_local_stack, split_statements  # noqa: E402
 
 CONFIG = REPO_ROOT / "supabase" / "config.toml"
 SCHEMAS_DIR = REPO_ROOT / "supabase" / "schemas"
@@ -79,14 +79,10 @@ def apply_schema(url: str) -> None:
     """Every schema file, statement by statement (as migrations run), in one transaction."""
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction(), conn.cursor(binary=True) as cursor:
         for path in schema_files():
-            text = path.read_text(encoding="utf-8")
-            base = 0
-            for statement in split_statements(text):
-                base = text.find(statement, base)
-                try:
-                    cursor.execute(statement, prepare=False)
-                except psycopg.Error as exc:
-                    raise SchemaError(f"{path.relative_to(REPO_ROOT)} failed:\n  {describe_error(exc, text, base)}") from exc
+            try:
+                run_statements(cursor, path.read_text(encoding="utf-8"))
+            except StatementFailed as failed:
+                raise SchemaError(f"{path.relative_to(REPO_ROOT)} failed:\n  {failed}") from failed.error
 
 
 def catalog(admin_url: str) -> str:
