@@ -120,7 +120,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"the role's settings, the call and COMMIT, five round trips: the history window as the signed-in owner "
         f"takes {_ms(_g(rd, 'lengths', 0, 'kit_history_20_signed_in', 'p50_us'))} (section 3), the same at every "
         f"session length. Pipelining BEGIN and the sign-in statement with the first call (psycopg's pipeline "
-        f"mode, two round trips fewer) measured no faster on this machine (p50 1.0-1.1 ms against 0.9-1.1 ms, "
+        f"mode, two round trips fewer) measured no faster in a side experiment on a development cluster "
+        f"(p50 1.0-1.1 ms against 0.9-1.1 ms, "
         f"three rounds of 500 calls each), so the time is in the work, not the round trips: the sign-in statement "
         f"(role, claims, and the role's settings read from the catalog) and the transaction.",
         f"6. **Per-turn work in the write path.** As one statement, add_turn does "
