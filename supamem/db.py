@@ -33,6 +33,7 @@ and `role_per_transaction=True`, which sets the role with `set local` in every t
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -40,7 +41,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 from uuid import UUID
@@ -93,30 +94,32 @@ def _adapt(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=512)
+def _rpc_query(function: str, names: tuple[str, ...]) -> str:
+    """`select * from memory.<function>(p_<name> => %(name)s, ...)`, composed once per function and
+    parameter names: composing it took a third of the client's own time on every call."""
+    # Names are quoted identifiers, values server-side parameters: nothing is string-built.
+    if not _IDENTIFIER.match(function):
+        raise ValueError(f"invalid function name {function!r}")
+    args = []
+    for name in names:
+        if not _IDENTIFIER.match(name):
+            raise ValueError(f"invalid parameter name {name!r}")
+        args.append(sql.SQL("{} => {}").format(sql.Identifier(f"p_{name}"), sql.Placeholder(name)))
+    return sql.SQL("select * from {}.{}({})").format(
+        sql.Identifier(SCHEMA), sql.Identifier(function), sql.SQL(", ").join(args)
+    ).as_string(None)
+
+
 class Transaction:
     """One open transaction on one pooled connection; calls RPCs and maps errors."""
 
     def __init__(self, conn: psycopg.Connection[dict[str, Any]]) -> None:
         self.conn = conn
 
-    def _query(self, function: str, names: Iterable[str]) -> sql.Composed:
-        # Names are quoted identifiers, values server-side parameters: nothing is string-built.
-        if not _IDENTIFIER.match(function):
-            raise ValueError(f"invalid function name {function!r}")
-        args = []
-        for name in names:
-            if not _IDENTIFIER.match(name):
-                raise ValueError(f"invalid parameter name {name!r}")
-            args.append(
-                sql.SQL("{} => {}").format(sql.Identifier(f"p_{name}"), sql.Placeholder(name))
-            )
-        return sql.SQL("select * from {}.{}({})").format(
-            sql.Identifier(SCHEMA), sql.Identifier(function), sql.SQL(", ").join(args)
-        )
-
     def call(self, function: str, /, **params: Any) -> list[dict[str, Any]]:
         """`select * from memory.<function>(p_<name> => <value>, ...)`; rows as dicts."""
-        query = self._query(function, params)
+        query = _rpc_query(function, tuple(params))
         values = {name: _adapt(value) for name, value in params.items()}
         return self.execute(query, values)
 
