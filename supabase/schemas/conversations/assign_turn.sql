@@ -1,6 +1,7 @@
 -- Why: turn numbers must be gap-free under concurrent writers, and the window, the TTL and who may
 -- write must hold on every write path (RPCs, Data API inserts, jobs). So the table numbers its own
--- messages under the conversation's row lock. Security definer: a participant's message must move
+-- messages under the conversation's row lock (an import, memory.import_messages, numbers its batch
+-- the same way set-based). Security definer: a participant's message must move
 -- the owner's conversation counter and trim its window, which the caller may not write.
 create function memory_private.assign_turn()
 returns trigger
@@ -13,6 +14,10 @@ declare
     v_next integer;
     v_join boolean;
 begin
+    -- memory.import_messages numbers, locks and trims its batch itself.
+    if current_setting('memory.importing', true) = 'on' and memory_private.importing() then
+        return new;
+    end if;
     select c.* into v_conversation from memory.conversations as c where c.id = new.conversation_id for update;
     if not found or v_conversation.expires_at <= now() then
         raise exception using errcode = 'P0002', message = 'conversation not found',

@@ -1,0 +1,308 @@
+-- memory.import_messages: history imported from another store in batches, turns numbered
+-- set-based and each conversation updated once; the numbering and turn-job triggers stand aside
+-- for the import's own insert.
+create table memory_private.imports (
+    xact xid8 not null default pg_current_xact_id()
+);
+
+
+alter table memory_private.imports enable row level security;
+
+create unique index imports_pkey on memory_private.imports using btree (xact);
+
+alter table memory_private.imports add constraint imports_pkey primary key using index imports_pkey;
+
+set check_function_bodies = off;
+
+create or replace function memory.import_messages(p_messages jsonb, p_extract boolean default false)
+returns table (conversation_id uuid, imported integer, last_turn integer)
+language sql
+set search_path to ''
+as $function$
+    select i.* from memory_private.import_messages(p_messages, p_extract) as i
+$function$;
+
+create or replace function memory_private.import_messages(p_messages jsonb, p_extract boolean)
+returns table (conversation_id uuid, imported integer, last_turn integer)
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_bad record;
+    v_before jsonb;
+begin
+    if p_messages is null or jsonb_typeof(p_messages) <> 'array' or jsonb_array_length(p_messages) not between 1 and 10000 then
+        raise exception using errcode = '22023', message = 'messages must be a JSON array of 1 to 10000 messages';
+    end if;
+    select e.ord, e.doc into v_bad
+    from jsonb_array_elements(p_messages) with ordinality as e (doc, ord)
+    where jsonb_typeof(e.doc) <> 'object'
+        or not e.doc ?& array['conversation_id', 'role', 'content']
+        or exists (
+            select 1 from jsonb_object_keys(e.doc) as k (name)
+            where k.name not in (
+                'conversation_id', 'role', 'content', 'created_at', 'author_id', 'metadata', 'tool_calls',
+                'suggested_values', 'suggested_actions', 'custom_payload'
+            )
+        )
+    order by e.ord
+    limit 1;
+    if found then
+        raise exception using errcode = '22023', message = format('message %s is not a message', v_bad.ord),
+            detail = left(v_bad.doc::text, 200),
+            hint = 'Each message is an object with conversation_id, role and content, and may have created_at, '
+                || 'author_id, metadata, tool_calls, suggested_values, suggested_actions and custom_payload.';
+    end if;
+    -- Locked in one order, so imports and turns into the same conversations cannot deadlock; the
+    -- turn each conversation had is kept to find the imported turns afterwards.
+    select jsonb_object_agg(l.id, l.last_turn) into v_before
+    from (
+        select c.id, c.last_turn from memory.conversations as c
+        where c.id in (select r.conversation_id from memory_private.import_rows(p_messages) as r)
+        order by c.id
+        for update
+    ) as l;
+    select r.conversation_id as id, c.id is not null and c.archived as archived into v_bad
+    from memory_private.import_rows(p_messages) as r
+    left join memory.conversations as c on c.id = r.conversation_id
+    where c.id is null or c.expires_at <= now() or c.archived
+    order by r.ord
+    limit 1;
+    if found and v_bad.archived then
+        raise exception using errcode = '55000', message = 'conversation is archived',
+            detail = format('conversation %s', v_bad.id), hint = 'Unarchive it before adding messages.';
+    elsif found then
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', v_bad.id);
+    end if;
+    perform pg_catalog.set_config('memory.importing', 'on', true);
+    insert into memory_private.imports default values;
+    -- Turns are numbered as memory_private.assign_turn numbers them one by one: an answer joins the
+    -- turn its question opened (or the conversation's open turn, for the first message), anything
+    -- else opens the next turn.
+    with ordered as (
+        select r.*, lag(r.role) over (partition by r.conversation_id order by r.ord) as previous_role
+        from memory_private.import_rows(p_messages) as r
+    ),
+    numbered as (
+        select r.*, c.user_id, c.tenant_id, c.ttl,
+            c.last_turn + sum(
+                case when r.role = 'assistant' and coalesce(
+                    r.previous_role = 'user',
+                    c.last_turn > 0 and not exists (
+                        select 1 from memory.messages as m
+                        where m.conversation_id = c.id and m.turn_number = c.last_turn and m.role = 'assistant'
+                    )
+                ) then 0 else 1 end
+            ) over (partition by r.conversation_id order by r.ord rows unbounded preceding) as turn_number
+        from ordered as r
+        join memory.conversations as c on c.id = r.conversation_id
+    ),
+    inserted as (
+        insert into memory.messages (
+            conversation_id, user_id, tenant_id, author_id, role, content, turn_number, tool_calls,
+            suggested_values, suggested_actions, custom_payload, metadata, created_at, expires_at
+        )
+        select n.conversation_id, n.user_id, n.tenant_id, n.author_id, n.role, n.content, n.turn_number,
+            n.tool_calls, n.suggested_values, n.suggested_actions, n.custom_payload, n.metadata,
+            coalesce(n.created_at, now()), now() + n.ttl
+        from numbered as n
+        order by n.ord
+        returning memory.messages.conversation_id, memory.messages.turn_number
+    )
+    update memory.conversations as c
+    set last_turn = i.last_turn, updated_at = now(), expires_at = now() + c.ttl
+    from (
+        select s.conversation_id, max(s.turn_number) as last_turn from inserted as s group by s.conversation_id
+    ) as i
+    where c.id = i.conversation_id;
+    delete from memory_private.imports as i where i.xact = pg_catalog.pg_current_xact_id();
+    perform pg_catalog.set_config('memory.importing', '', true);
+    -- The window keeps the newest window_turns turns: what the import pushed out leaves at once.
+    delete from memory.messages as m
+    using memory.conversations as c
+    where c.id in (select (jsonb_object_keys(v_before))::uuid)
+        and c.window_turns is not null
+        and m.conversation_id = c.id
+        and m.turn_number > (v_before ->> c.id::text)::integer - c.window_turns
+        and m.turn_number <= c.last_turn - c.window_turns;
+    if p_extract then
+        perform memory_private.queue_extraction(m.id)
+        from memory.messages as m
+        where m.conversation_id in (select (jsonb_object_keys(v_before))::uuid)
+            and m.turn_number > (v_before ->> m.conversation_id::text)::integer
+            and m.role = 'user';
+    end if;
+    return query
+    select r.conversation_id, count(*)::integer, max(c.last_turn)
+    from memory_private.import_rows(p_messages) as r
+    join memory.conversations as c on c.id = r.conversation_id
+    group by r.conversation_id
+    order by r.conversation_id;
+end
+$function$;
+
+create or replace function memory_private.import_rows(p_messages jsonb)
+returns table (
+    ord bigint,
+    conversation_id uuid,
+    role text,
+    content text,
+    created_at timestamp with time zone,
+    author_id uuid,
+    metadata jsonb,
+    tool_calls jsonb,
+    suggested_values jsonb,
+    suggested_actions jsonb,
+    custom_payload jsonb
+)
+language sql
+immutable
+set search_path to ''
+as $function$
+    select x.ord, x.conversation_id, x.role, x.content, x.created_at, x.author_id, coalesce(x.metadata, '{}'),
+        x.tool_calls, x.suggested_values, x.suggested_actions, x.custom_payload
+    from rows from (
+        pg_catalog.jsonb_to_recordset(p_messages) as (
+            conversation_id uuid, role text, content text, created_at timestamptz, author_id uuid, metadata jsonb,
+            tool_calls jsonb, suggested_values jsonb, suggested_actions jsonb, custom_payload jsonb
+        )
+    ) with ordinality as x (
+        conversation_id, role, content, created_at, author_id, metadata, tool_calls, suggested_values,
+        suggested_actions, custom_payload, ord
+    )
+$function$;
+
+create or replace function memory_private.importing()
+returns boolean
+language sql
+set search_path to ''
+as $function$
+    select exists (select 1 from memory_private.imports as i where i.xact = pg_catalog.pg_current_xact_id())
+$function$;
+
+create or replace function memory_private.assign_turn()
+returns trigger
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_conversation memory.conversations;
+    v_next integer;
+    v_join boolean;
+begin
+    -- memory.import_messages numbers, locks and trims its batch itself.
+    if current_setting('memory.importing', true) = 'on' and memory_private.importing() then
+        return new;
+    end if;
+    select c.* into v_conversation from memory.conversations as c where c.id = new.conversation_id for update;
+    if not found or v_conversation.expires_at <= now() then
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', new.conversation_id);
+    end if;
+    if (select auth.uid()) is not null and v_conversation.user_id <> (select auth.uid()) and not exists (
+        select 1 from memory.participants as p
+        where p.conversation_id = new.conversation_id and p.user_id = (select auth.uid())
+    ) then
+        -- A caller who cannot read the conversation learns nothing, not even that it exists.
+        if v_conversation.tenant_id = any(memory_private.administered_tenants()) then
+            raise exception using errcode = '42501', message = 'only the owner and participants write to a conversation';
+        end if;
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', new.conversation_id);
+    end if;
+    if v_conversation.archived then
+        raise exception using errcode = '55000', message = 'conversation is archived',
+            hint = 'Unarchive it before adding messages.';
+    end if;
+    -- An answer joins the open turn; a user message, or an answer with no open turn, opens one.
+    v_join := new.role = 'assistant' and v_conversation.last_turn > 0 and not exists (
+        select 1 from memory.messages as m
+        where m.conversation_id = new.conversation_id
+            and m.turn_number = v_conversation.last_turn
+            and m.role = 'assistant'
+    );
+    v_next := case when v_join then v_conversation.last_turn else v_conversation.last_turn + 1 end;
+    if new.turn_number < 1 then
+        raise exception using errcode = '23514', message = format('turn number %s must be positive', new.turn_number);
+    end if;
+    if new.turn_number is not null and new.turn_number <> v_next then
+        if new.turn_number <= v_conversation.last_turn then
+            raise exception using errcode = '23505', message = format('turn %s already exists', new.turn_number),
+                detail = format('the next turn number for this %s message is %s', new.role, v_next);
+        end if;
+        raise exception using errcode = '23514', message = format('turn %s would leave a gap', new.turn_number),
+            detail = format('the next turn number for this %s message is %s', new.role, v_next);
+    end if;
+    new.turn_number := v_next;
+    new.user_id := v_conversation.user_id;
+    new.tenant_id := v_conversation.tenant_id;
+    new.created_at := now();
+    new.expires_at := now() + v_conversation.ttl;
+    -- Only a new turn moves the conversation (an answer joining its turn needs no second update),
+    -- and pushes exactly one turn out of the window: older ones left it on earlier turns.
+    if not v_join then
+        update memory.conversations as c
+        set last_turn = v_next, updated_at = now(), expires_at = now() + c.ttl
+        where c.id = new.conversation_id;
+        if v_conversation.window_turns is not null then
+            delete from memory.messages as m
+            where m.conversation_id = new.conversation_id
+                and m.turn_number = v_next - v_conversation.window_turns;
+        end if;
+    end if;
+    return new;
+end
+$function$;
+
+create or replace function memory_private.enqueue_turn_jobs()
+returns trigger
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_interval integer := (memory_private.setting('summary_interval'))::integer;
+begin
+    -- Imported history queues extraction only when the import asks for it, and no summaries.
+    if current_setting('memory.importing', true) = 'on' and memory_private.importing() then
+        return null;
+    end if;
+    perform memory_private.queue_extraction(m.id)
+    from memory.messages as m
+    where m.conversation_id = new.conversation_id and m.turn_number = new.turn_number and m.role = 'user';
+    if new.turn_number % v_interval = 0 then
+        perform memory_private.enqueue(
+            'summarize_conversation',
+            jsonb_build_object(
+                'conversation_id', new.conversation_id,
+                'from_turn', new.turn_number - v_interval + 1, 'to_turn', new.turn_number
+            ),
+            'conversation:' || new.conversation_id || ':' || new.turn_number, new.user_id
+        );
+    end if;
+    if new.turn_number = 1 and exists (
+        select 1 from memory.conversations as c where c.id = new.conversation_id and c.title is null
+    ) then
+        perform memory_private.enqueue(
+            'title', jsonb_build_object('conversation_id', new.conversation_id),
+            'title:' || new.conversation_id, new.user_id
+        );
+    end if;
+    return null;
+end
+$function$;
+
+
+revoke all on function memory.import_messages(jsonb, boolean) from public, anon, authenticated, service_role;
+grant execute on function memory.import_messages(jsonb, boolean) to service_role;
+comment on function memory.import_messages(jsonb, boolean) is 'Imports up to 10,000 messages (a JSON array, in order) into existing conversations: turns numbered set-based, each conversation updated and trimmed once. With p_extract, user messages are queued for extraction through the gate. Service role only.';
+revoke all on function memory_private.assign_turn() from public, anon, authenticated, service_role;
+revoke all on function memory_private.enqueue_turn_jobs() from public, anon, authenticated, service_role;
+revoke all on function memory_private.import_messages(jsonb, boolean) from public, anon, authenticated, service_role;
+grant execute on function memory_private.import_messages(jsonb, boolean) to service_role;
+revoke all on function memory_private.import_rows(jsonb) from public, anon, authenticated, service_role;
+revoke all on function memory_private.importing() from public, anon, authenticated, service_role;
+comment on table memory_private.imports is 'Transactions inside memory.import_messages; the row lives and dies within the import''s transaction.';
