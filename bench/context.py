@@ -224,13 +224,17 @@ def run() -> dict[str, Any]:
             have = int(one(conn, "select count(*) from memory.messages"))
             n_conv = int(one(conn, "select count(*) from memory.conversations where title = 'filler'"))
             pairs = max(0, math.ceil((target_messages - have) / (2 * n_conv)))
-            if pairs and not trigger_measured and n_conv * 2 >= 10_000:
+            if pairs >= 2 and not trigger_measured and n_conv * 2 >= 10_000:
                 # One turn per filler conversation through the triggers: the kit's own write path.
                 info = data.triggered_messages(conn, "filler", 1)
                 load["triggered"] = info
                 data.log_step("context: through triggers", info)
+                # And one through the import RPC, the path for history moved from another store.
+                info = data.imported_messages(conn, "filler", 1)
+                load["imported"] = info
+                data.log_step("context: through import_messages", info)
                 trigger_measured = True
-                pairs -= 1
+                pairs -= 2
             if step == len(_sizes()) - 1 and SCALE == "full" and result["loading"]:
                 # 10^7 only if the bulk path's measured rate says it loads within ~10 minutes.
                 rates = [s["filler"]["rows_per_second"] for s in result["loading"] if s.get("filler", {}).get("rows_per_second")]

@@ -1,8 +1,10 @@
 """Set-based data generation (insert ... select from generate_series), run as postgres.
 
-Two paths, both measured and reported:
+Three paths, all measured and reported:
 - through the kit: the rows go through every trigger (turn numbering under the conversation's row
   lock, window, gate, job enqueueing) exactly as an RPC or Data API insert would;
+- through the kit's import (`memory.import_messages`, batches of 10,000): turns numbered
+  set-based, each conversation updated once, no per-turn jobs;
 - filler: `session_replication_role = replica` turns the triggers (and FK checks) off for the
   session, and the generator fills the derived columns itself (turn_number, user_id, created_at,
   conversations.last_turn). Used only for background rows that no benchmark reads directly.
@@ -131,6 +133,33 @@ def triggered_messages(conn: psycopg.Connection, title: str, pairs_per_conversat
             (pairs_per_conversation, title),
         )
         rows = cur.rowcount
+    return {"rows": rows, "seconds": t.seconds, "rows_per_second": round(rows / t.seconds) if t.seconds else None}
+
+
+def imported_messages(conn: psycopg.Connection, title: str, pairs_per_conversation: int,
+                      *, batch: int = 10_000) -> dict[str, Any]:
+    """The same shape through `memory.import_messages`, as the service role, `batch` messages a call."""
+    content = text_expr("c.id::text || g::text || r.role", 14)
+    per_call = max(1, batch // (2 * pairs_per_conversation))
+    ids = [row[0] for row in conn.execute("select id from memory.conversations where title = %s order by id", (title,))]
+    rows = 0
+    with Timer() as t:
+        conn.execute("set role service_role")
+        for start in range(0, len(ids), per_call):
+            rows += sum(n for (n,) in conn.execute(
+                f"""
+                select i.imported from memory.import_messages((
+                    select jsonb_agg(jsonb_build_object('conversation_id', c.id, 'role', r.role, 'content', {content})
+                        order by g, c.id, r.role desc)
+                    from generate_series(1, %s) as g
+                    cross join memory.conversations as c
+                    cross join (values ('user'), ('assistant')) as r (role)
+                    where c.id = any(%s)
+                )) as i
+                """,
+                (pairs_per_conversation, ids[start:start + per_call]),
+            ))
+        conn.execute("reset role")
     return {"rows": rows, "seconds": t.seconds, "rows_per_second": round(rows / t.seconds) if t.seconds else None}
 
 
