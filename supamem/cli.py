@@ -20,6 +20,7 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "jobs.cli",  # worker, backfill, jobs
     "supamem.memory_cli",  # export, import, erase
+    "supamem.history_cli",  # import-history
 )
 
 DESCRIPTION = """\
@@ -27,7 +28,7 @@ Long-term conversation memory for LLM chat apps, on Supabase.
 
 The database (supabase/migrations) does the bookkeeping; these commands run the LLM jobs it
 queues (memory extraction, conversation summaries, titles, weekly and monthly summaries),
-inspect the queue, and export, import or erase a user's memories.
+inspect the queue, export, import or erase a user's memories, and import conversation history.
 
 Connection: DATABASE_URL (default: the local stack on 127.0.0.1:54322), or the Supabase Data
 API when SUPABASE_URL and SUPABASE_SERVICE_ROLE_KEY are set. LLM: SUPAMEM_LLM_PROVIDER
@@ -41,6 +42,7 @@ examples:
   supamem worker --concurrency 8                 keep running (Ctrl-C or SIGTERM stops it cleanly)
   supamem backfill --profile UUID --year 2026 --month 10 --run
   supamem export --help                          a user's memories out (and import, erase)
+  supamem import-history history.jsonl           conversation history from another store
 
 Run `supamem COMMAND --help` for the options of each command.
 """
