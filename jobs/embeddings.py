@@ -20,17 +20,23 @@ Configuration (`SUPAMEM_EMBEDDING_*`, read like `SUPAMEM_LLM_*`):
     SUPAMEM_EMBEDDING_API_KEY      or OPENAI_API_KEY
     SUPAMEM_EMBEDDING_TIMEOUT      seconds, default 30
     SUPAMEM_EMBEDDING_MAX_RETRIES  default 4
+    SUPAMEM_EMBEDDING_QUERY_PREFIX, SUPAMEM_EMBEDDING_DOCUMENT_PREFIX
+                                   text put before a search query and before a stored row, for
+                                   models trained with them (e5: "query: " and "passage: ";
+                                   nomic-embed-text: "search_query: " and "search_document: ");
+                                   default none, taken as written (spaces kept)
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from jobs.llm import HTTPTransport, LLMBadResponse, LLMConfigError, LLMSettings, Retry
 
@@ -101,8 +107,11 @@ class EmbeddingClient:
         transport: EmbeddingTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        query_prefix: str = "",
+        document_prefix: str = "",
     ) -> None:
         self.settings = settings if settings is not None else LLMSettings.from_env(prefix="SUPAMEM_EMBEDDING")
+        self.prefixes = {"query": query_prefix, "document": document_prefix}
         if transport is None:
             transport = OfflineEmbeddings() if self.settings.provider == "offline" else HTTPTransport(self.settings)
         self.transport = transport
@@ -110,7 +119,13 @@ class EmbeddingClient:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **kwargs: Any) -> EmbeddingClient:
-        return cls(LLMSettings.from_env(environ, prefix="SUPAMEM_EMBEDDING"), **kwargs)
+        env = os.environ if environ is None else environ
+        return cls(
+            LLMSettings.from_env(env, prefix="SUPAMEM_EMBEDDING"),
+            query_prefix=env.get("SUPAMEM_EMBEDDING_QUERY_PREFIX", ""),
+            document_prefix=env.get("SUPAMEM_EMBEDDING_DOCUMENT_PREFIX", ""),
+            **kwargs,
+        )
 
     def close(self) -> None:
         self.transport.close()
@@ -121,9 +136,13 @@ class EmbeddingClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def embed(self, texts: Sequence[str], *, model: str, dimensions: int) -> list[list[float]]:
-        """One vector per text, in order. Raises EmbeddingDimensionError, LLMBadResponse and the
-        transport's typed errors (LLMError)."""
+    def embed(
+        self, texts: Sequence[str], *, model: str, dimensions: int, purpose: Literal["document", "query"] = "document"
+    ) -> list[list[float]]:
+        """One vector per text, in order: rows to store (`document`) or what a search looks for
+        (`query`), each text after its purpose's prefix. Raises EmbeddingDimensionError,
+        LLMBadResponse and the transport's typed errors (LLMError)."""
+        prefix = self.prefixes[purpose]
         offline = isinstance(self.transport, OfflineEmbeddings)
         if offline != (model == OFFLINE_EMBEDDING_MODEL):
             raise LLMConfigError(
@@ -133,7 +152,7 @@ class EmbeddingClient:
             )
         vectors: list[list[float]] = []
         for start in range(0, len(texts), MAX_BATCH):
-            batch = list(texts[start : start + MAX_BATCH])
+            batch = [prefix + text for text in texts[start : start + MAX_BATCH]]
             payload: dict[str, Any] = {"model": model, "input": batch, "encoding_format": "float"}
             if offline:
                 payload["dimensions"] = dimensions

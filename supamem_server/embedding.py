@@ -25,7 +25,9 @@ def query_embedding(request: Request, tx: Tx, question: str) -> str | None:
         " (memory_private.setting('embedding_dimensions'))::integer as dimensions"
     )[0]
     try:
-        (vector,) = request.app.state.supamem.embedder.embed([question], model=model["name"], dimensions=model["dimensions"])
+        (vector,) = request.app.state.supamem.embedder.embed(
+            [question], model=model["name"], dimensions=model["dimensions"], purpose="query"
+        )
     except LLMError as exc:
         log.warning("no query embedding (%s); searching lexically", exc)
         return None

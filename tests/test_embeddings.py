@@ -116,6 +116,21 @@ def test_settings_come_from_the_embedding_variables() -> None:
     assert "SUPAMEM_EMBEDDING_TIMEOUT" in str(caught.value)
 
 
+def test_queries_and_documents_get_their_prefixes(llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    environ = {"SUPAMEM_EMBEDDING_PROVIDER": "openai", "SUPAMEM_EMBEDDING_BASE_URL": llm_server.base_url,
+               "SUPAMEM_EMBEDDING_API_KEY": "k", "SUPAMEM_EMBEDDING_QUERY_PREFIX": "query: ",
+               "SUPAMEM_EMBEDDING_DOCUMENT_PREFIX": "passage: "}
+    llm_server.enqueue(_answer(["a", "b"], 2), _answer(["c"], 2), _answer(["d"], 2))
+    with EmbeddingClient.from_env(environ) as client:
+        client.embed(["I run", "by the river"], model="e5", dimensions=2)
+        client.embed(["where do I run?"], model="e5", dimensions=2, purpose="query")
+    with EmbeddingClient.from_env({**environ, "SUPAMEM_EMBEDDING_QUERY_PREFIX": ""}) as plain:
+        plain.embed(["where do I run?"], model="e5", dimensions=2, purpose="query")
+    assert [r.json["input"] for r in llm_server.requests] == [
+        ["passage: I run", "passage: by the river"], ["query: where do I run?"], ["where do I run?"]
+    ]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300), st.integers(min_value=1, max_value=512))
 def test_offline_vectors_are_deterministic_unit_vectors(text: str, dimensions: int) -> None:

@@ -1,5 +1,5 @@
 -- An edited message, or a new or edited memory, drops its stale vector and queues its user's embed
--- job. New messages are found by the queue_embeddings scan instead, so a turn writes nothing for
+-- job; an edited message drops the next message's too, which is embedded with its end. New messages are found by the queue_embeddings scan instead, so a turn writes nothing for
 -- embeddings. Security definer: the writer may not touch the vectors or the job queue.
 create function memory_private.embedding_wanted()
 returns trigger
@@ -10,7 +10,16 @@ as $$
 begin
     if tg_op = 'UPDATE' then
         if tg_table_name = 'messages' then
-            delete from memory_private.message_embeddings as e where e.message_id = new.id;
+            delete from memory_private.message_embeddings as e
+            where e.message_id = new.id or e.message_id = (
+                select nm.id
+                from memory.messages as nm
+                where
+                    nm.conversation_id = new.conversation_id
+                    and (nm.turn_number > new.turn_number or (nm.turn_number = new.turn_number and nm.role < new.role))
+                order by nm.turn_number asc, nm.role desc
+                limit 1
+            );
         else
             delete from memory_private.memory_embeddings as e where e.memory_id = new.id;
         end if;

@@ -1,6 +1,7 @@
 -- The embeddings area's tunables, read by memory_private.setting(): the current model and its
 -- dimensions (changed together by memory.set_embedding_model), the rows an embed job sends at once,
--- and the similarity a memory needs to match a search by meaning alone. Builds the model's index.
+-- how much of the preceding message a message is embedded with, and the similarity a memory needs
+-- to match a search by meaning alone. Builds the model's index.
 insert into memory_private.settings (key, value, description) values
 (
     'embedding_model', '"offline-hash-384"',
@@ -8,6 +9,11 @@ insert into memory_private.settings (key, value, description) values
 ),
 ('embedding_dimensions', '384', 'Dimensions of the embedding model''s vectors.'),
 ('embedding_batch', '64', 'Rows one embed job sends to the embeddings server.'),
+(
+    'embedding_context_chars', '400',
+    'Characters from the end of the preceding message embedded with a message (0: the message alone); '
+    'rows embedded before a change keep their vectors.'
+),
 (
     'memory_search_min_similarity', '0.5',
     'Cosine similarity a memory needs to match a search by meaning alone (search_memories).'
