@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 from .db import Database, Transaction
@@ -47,7 +47,11 @@ from .fallback import (
 )
 from .identity import Identity, TenantKey, tenant_uuid
 from .models import CleanupResult, PromptContext, Turn
+from .query_embedding import embedding_model, query_embedding
 from .retention import sweep
+
+if TYPE_CHECKING:
+    from jobs.embeddings import EmbeddingClient
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,8 @@ class ConversationMemoryManager:
         context_turns: turns `get_context_for_query` puts in a prompt.
         fallback: the buffer used during outages (default: a new `FallbackBuffer()`); it may be
             shared with other managers and stores (each writes back only its own keys).
+        embedder: embeds the query of `get_context_for_query` for the hybrid selection of
+            memories (`jobs.embeddings.EmbeddingClient.from_env()`); None selects lexically.
     """
 
     def __init__(
@@ -88,8 +94,10 @@ class ConversationMemoryManager:
         context_turns: int = DEFAULT_CONTEXT_TURNS,
         fallback: FallbackBuffer | None = None,
         identity: Identity | None = None,
+        embedder: EmbeddingClient | None = None,
     ) -> None:
         self.db = db if db is not None else Database()
+        self.embedder = embedder
         self.identity = identity if identity is not None else Identity(self.db)
         self.tenant_id = tenant_id
         self.ttl = ttl
@@ -340,14 +348,22 @@ class ConversationMemoryManager:
             raise
 
     def get_context_for_query(self, session_id: str | UUID, query: str) -> PromptContext:
-        """History window plus the turn the query points at ("the first one"), in one round trip."""
+        """History window plus the turn the query points at ("the first one") and the memories
+        selected for the query, in one round trip (two more with an embedder: the model, then the
+        query's vector from the embeddings server)."""
         key, text, session = self._resolve(session_id)
         try:
             self._write_back_pending()
             if session is None:
                 return PromptContext(conversation_id=text, query=query)
+            embedding = None
+            if self.embedder is not None:
+                with self.db.transaction() as tx:
+                    model = embedding_model(tx)
+                embedding = query_embedding(self.embedder, model, query)  # no connection held meanwhile
             doc = self.db.call_value(
-                "prompt_context", conversation_id=session, query=query, max_turns=self.context_turns
+                "prompt_context", conversation_id=session, query=query, max_turns=self.context_turns,
+                query_embedding=embedding,
             ) or {}
             history = self._turns(doc.get("history") or [])
             self.fallback.remember(key, history)

@@ -5,6 +5,7 @@ re-embedding everything, a server of the wrong dimensions writing nothing."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import uuid
@@ -21,6 +22,7 @@ from jobs.embeddings import OFFLINE_EMBEDDING_MODEL, EmbeddingClient, EmbeddingD
 from jobs.llm import LLMBadResponse, LLMClient, LLMConfigError, LLMRequestError, LLMSettings
 from jobs.transport import PsycopgTransport
 from jobs.worker import Worker
+from supamem import ConversationMemoryManager, Database
 
 FOUR_TURNS = [
     ("I live in Berlin and I want to run a marathon.", "That's a great goal."),
@@ -275,3 +277,30 @@ def _restore_model(kit: JobKit) -> None:
         " where key in ('embedding_model', 'embedding_dimensions')",
         [json.dumps(OFFLINE_EMBEDDING_MODEL)],
     )
+
+
+def test_the_session_manager_embeds_its_query_and_goes_on_lexically_without_it(
+    kit: JobKit, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = EmbeddingServer(8)
+    db = Database(database_url, min_size=1, max_size=2)
+    embedder = EmbeddingClient(_settings(server.base_url, max_retries=0), query_prefix="query: ")
+    try:
+        _changed_model(kit)
+        manager = ConversationMemoryManager(db, embedder=embedder)
+        user = f"jobs-{kit.label}-{uuid.uuid4().hex[:12]}"
+        session = manager.create_session(user)
+        kit.users.append(kit.value("select id from memory.users where external_id = %s", [user]))
+        manager.store_turn(session, user, "Show me red shoes", "Here are 3 red shoes.")
+        context = manager.get_context_for_query(session, "tell me more about the first one")
+        assert server.texts == ["query: tell me more about the first one"]
+        assert context.referenced_turn is not None and not context.degraded
+        server.close()
+        with caplog.at_level(logging.WARNING, logger="supamem"):
+            context = manager.get_context_for_query(session, "the first one")
+        assert context.referenced_turn is not None and not context.degraded and len(context.history) == 1
+        assert "no query embedding" in caplog.text and "searching lexically" in caplog.text
+    finally:
+        server.close()
+        _restore_model(kit)
+        db.close()
