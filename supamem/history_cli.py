@@ -3,14 +3,16 @@
 The file holds messages in order, as JSON Lines (one object a line) or one JSON array; each names
 an existing conversation (`conversation_id`), its `role` and `content`, and may carry
 `created_at`, `author_id`, `metadata`, `tool_calls`, `suggested_values`, `suggested_actions` and
-`custom_payload`. Each batch is one `memory.import_messages` call, so it is stored whole or not at
-all; when a batch is refused, the batches before it stay stored and the command says where to
-start again (`--start`).
+`custom_payload`. JSON Lines are read a line at a time, so a file of any size fits. Each batch is
+one `memory.import_messages` call, so it is stored whole or not at all; when a batch is refused
+or a line cannot be read, the batches before it stay stored and the command says where to start
+again (`--start`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import textwrap
@@ -28,53 +30,60 @@ from .errors import SupamemError
 BATCH_LIMIT = 10_000
 
 
-def read_messages(path: str) -> list[Any]:
-    """The file's messages in order: a JSON array, or JSON Lines (blank lines skipped)."""
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        messages = json.loads(text)
-        if not isinstance(messages, list):
-            raise ValueError(f"{path}: not a JSON array of messages")
-        return messages
-    messages = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                messages.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: {exc.msg}") from exc
-    return messages
-
-
-def batches(messages: list[Any], size: int, start: int) -> Iterator[tuple[int, list[Any]]]:
-    """(index of the batch's first message, the batch) from message `start` on."""
-    for first in range(start, len(messages), size):
-        yield first, messages[first:first + size]
+def read_messages(path: str) -> Iterator[Any]:
+    """The file's messages in order: a JSON array (parsed whole), or JSON Lines, read a line at a
+    time so a large export is never held in memory (blank lines skipped)."""
+    with contextlib.ExitStack() as stack:
+        stream = sys.stdin if path == "-" else stack.enter_context(Path(path).open(encoding="utf-8"))
+        number, line = 1, stream.readline()
+        while line and not line.strip():
+            number, line = number + 1, stream.readline()
+        if line.lstrip().startswith("["):
+            messages = json.loads(line + stream.read())
+            if not isinstance(messages, list):
+                raise ValueError(f"{path}: not a JSON array of messages")
+            yield from messages
+            return
+        while line:
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}, line {number}: {exc.msg}") from exc
+            number, line = number + 1, stream.readline()
 
 
 def _import_history(args: argparse.Namespace) -> int:
-    try:
-        if not 1 <= args.batch <= BATCH_LIMIT:
-            raise ValueError(f"--batch must be 1..{BATCH_LIMIT}")
-        messages = read_messages(args.file)
-        if not 0 <= args.start <= len(messages):
-            raise ValueError(f"--start must be 0..{len(messages)} (the file holds {len(messages)} messages)")
-    except (OSError, ValueError) as exc:
-        return fail_with(exc)
+    if not 1 <= args.batch <= BATCH_LIMIT:
+        return fail_with(ValueError(f"--batch must be 1..{BATCH_LIMIT}"))
+    if args.start < 0:
+        return fail_with(ValueError("--start must be 0 or more"))
     db = Database(args.database_url or database_url(), min_size=1, max_size=1)
-    imported, conversations = 0, set()
+    imported, conversations, first, batch, read = 0, set(), args.start, [], 0
+
+    def send() -> None:
+        nonlocal imported, first, batch
+        rows = db.call("import_messages", messages=Jsonb(batch), extract=args.extract)
+        imported += sum(row["imported"] for row in rows)
+        conversations.update(str(row["conversation_id"]) for row in rows)
+        first, batch = first + len(batch), []
+
     try:
-        for first, batch in batches(messages, args.batch, args.start):
-            try:
-                rows = db.call("import_messages", messages=Jsonb(batch), extract=args.extract)
-            except SupamemError as exc:
-                code = fail_with(exc)
-                print(f"supamem: messages {first} to {first + len(batch) - 1} were not imported; the {imported}"
-                      f" before them in this run were: run again with --start {first} once the file is fixed",
-                      file=sys.stderr)
-                return code
-            imported += sum(row["imported"] for row in rows)
-            conversations.update(str(row["conversation_id"]) for row in rows)
+        for read, message in enumerate(read_messages(args.file), 1):
+            if read > args.start:
+                batch.append(message)
+                if len(batch) == args.batch:
+                    send()
+        if read < args.start:
+            raise ValueError(f"--start must be 0..{read}, the number of messages in the file")
+        if batch:
+            send()
+    except (OSError, ValueError, SupamemError) as exc:
+        code = fail_with(exc)
+        if imported or isinstance(exc, SupamemError):
+            print(f"supamem: messages from {first} on were not imported; the {imported} before them in this run"
+                  f" were: run again with --start {first} once the file is fixed", file=sys.stderr)
+        return code
     finally:
         db.close()
     print(json.dumps({"imported": imported, "conversations": len(conversations)}))

@@ -51,7 +51,7 @@ def test_a_refused_batch_stores_nothing_and_says_where_to_start(client_db, postg
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "supamem: error: message 2 is not a message (SQLSTATE 22023)" in done.stderr
-    assert "messages 2 to 3 were not imported; the 2 before them in this run were: run again with --start 2" in done.stderr
+    assert "messages from 2 on were not imported; the 2 before them in this run were: run again with --start 2" in done.stderr
     assert _turns(postgres_conn, a) == [(1, "user", "message 0"), (1, "assistant", "message 1")]
     del messages[3]["turn"]
     path.write_text(json.dumps(messages), encoding="utf-8")
@@ -67,12 +67,25 @@ def test_unreadable_files_and_bad_options_are_exit_2(client_db, tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"role": "user"}\n{oops\n', encoding="utf-8")
     done = run_cli(client_db.url, "import-history", str(broken))
-    assert done.returncode == 2 and "line 2" in done.stderr
+    assert done.returncode == 2 and "line 2" in done.stderr and "were not imported" not in done.stderr
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps({"conversation_id": str(uuid4()), "role": "user", "content": "x"}), encoding="utf-8")
     done = run_cli(client_db.url, "import-history", "--batch", "10001", str(good))
     assert done.returncode == 2 and "--batch must be 1..10000" in done.stderr
     done = run_cli(client_db.url, "import-history", "--start", "2", str(good))
-    assert done.returncode == 2 and "--start must be 0..1" in done.stderr
+    assert done.returncode == 2 and "--start must be 0..1, the number of messages in the file" in done.stderr
     done = run_cli(client_db.url, "import-history", str(good))
     assert done.returncode == 1 and "conversation not found (SQLSTATE P0002)" in done.stderr
+
+
+def test_json_lines_stream_and_a_bad_line_after_stored_batches_says_where_to_start(client_db, postgres_conn, tmp_path):
+    (a,) = _conversations(client_db, 1)
+    lines = [json.dumps({"conversation_id": a, "role": role, "content": f"message {i}"})
+             for i, role in enumerate(["user", "assistant", "user", "assistant", "user"])]
+    lines[3] = "{oops"
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = run_cli(client_db.url, "import-history", "--batch", "2", str(path))
+    assert done.returncode == 2 and "history.jsonl, line 4" in done.stderr
+    assert "messages from 2 on were not imported; the 2 before them in this run were: run again with --start 2" in done.stderr
+    assert [t[2] for t in _turns(postgres_conn, a)] == ["message 0", "message 1"]
