@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from psycopg import sql
 
 from supamem.errors import NotFoundError
 
 from .deps import Tx, visible
+from .embedding import query_embedding
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -19,14 +20,21 @@ def _one(tx: Tx, conversation_id: UUID) -> Conversation:
     return Conversation.model_validate(visible(tx, "conversations", conversation_id, "conversation"))
 
 
-@router.get("", response_model=list[Conversation], summary="List the user's conversations (paginated)")
+@router.get("", response_model=list[Conversation], summary="List or search the user's conversations (paginated)")
 def list_conversations(
+    request: Request,
     tx: Tx,
     limit: int = Query(20, ge=1, le=200),
     offset: int = Query(0, ge=0, le=100_000),
     archived: bool | None = Query(False, description="true: archived only; omit the value (null) for both"),
+    search: str | None = Query(None, min_length=1, max_length=1000,
+                               description="titles holding it first, then conversations by their best matching turn"),
 ) -> list[Conversation]:
-    rows = tx.call("list_conversations", archived=archived, limit=limit, offset=offset)
+    if search is None:
+        rows = tx.call("list_conversations", archived=archived, limit=limit, offset=offset)
+    else:
+        rows = tx.call("search_conversations", query=search, archived=archived, limit=limit, offset=offset,
+                       query_embedding=query_embedding(request, tx, search))
     return [Conversation.model_validate(r) for r in rows]
 
 

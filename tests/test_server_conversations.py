@@ -31,6 +31,21 @@ def test_the_owner_creates_lists_reads_changes_and_deletes(served: Served) -> No
     assert _count(served, "select count(*) from memory.conversations where id = %s", ids[1]) == 0
 
 
+def test_conversations_are_searched_by_title_then_by_their_turns(served: Served) -> None:
+    dana, stranger = served.person(), served.person()
+    trip = dana.http.post("/api/conversations", json={"title": "Lisbon trip"}).json()["id"]
+    shoes = dana.http.post("/api/conversations", json={"title": "Shoes"}).json()["id"]
+    dana.http.post("/api/conversations", json={"title": "Baking"})
+    served.postgres_conn.execute("select memory.add_turn(%s, 'Running shoes for Lisbon hills?', 'Trail shoes.')", [shoes])
+    stranger.http.post("/api/conversations", json={"title": "Lisbon for me"})
+    found = dana.http.get("/api/conversations", params={"search": "lisbon"})
+    assert found.status_code == 200 and [c["id"] for c in found.json()] == [trip, shoes]
+    assert [c["id"] for c in dana.http.get("/api/conversations", params={"search": "lisbon", "offset": 1}).json()] == [shoes]
+    assert dana.http.get("/api/conversations", params={"search": "sourdough"}).json() == []
+    blank = dana.http.get("/api/conversations", params={"search": "   "})
+    assert blank.status_code == 422 and "query must be 1..1000 characters" in blank.text
+
+
 def test_messages_are_paged_newest_first(served: Served) -> None:
     bob = served.person()
     conversation = bob.http.post("/api/conversations", json={}).json()["id"]
