@@ -93,6 +93,44 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
     expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
 
 
+def test_the_sidebar_lists_searches_opens_renames_archives_and_deletes_conversations(
+    browser: Browser, served: Served
+) -> None:
+    dana = served.person()
+    trip = dana.http.post("/api/conversations", json={"title": "Lisbon trip"}).json()["id"]
+    baking = dana.http.post("/api/conversations", json={"title": "Baking"}).json()["id"]
+    served.postgres_conn.execute("select memory.add_turn(%s, 'How long does sourdough rise?', 'Overnight.')", [baking])
+    page = signed_in(browser, served, dana, "/chat")
+    items = page.locator("#conversation-list button")
+    expect(items).to_have_text(["Untitled conversation", "Baking", "Lisbon trip"])
+    expect(items.first).to_have_class("active")
+
+    page.fill("#conversation-search", "sourdough")
+    expect(items).to_have_text(["Baking"])
+    items.first.click()
+    expect(page.locator("#messages li")).to_have_text(["How long does sourdough rise?", "Overnight."])
+    expect(page.locator("#conversation-title")).to_have_value("Baking")
+    expect(items.first).to_have_class("active")
+
+    page.fill("#conversation-title", "Bread")
+    page.press("#conversation-title", "Enter")
+    expect(items).to_have_text(["Bread"])
+    shot(page, "chat-conversations")
+    assert dana.http.get(f"/api/conversations/{baking}").json()["title"] == "Bread"
+
+    page.click("#archive-conversation")
+    page.fill("#conversation-search", "")
+    expect(items).to_have_text(["Untitled conversation", "Untitled conversation", "Lisbon trip"])
+    assert dana.http.get(f"/api/conversations/{baking}").json()["archived"] is True
+
+    page.locator("#conversation-list button", has_text="Lisbon trip").click()
+    expect(page.locator("#conversation-title")).to_have_value("Lisbon trip")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-conversation")
+    expect(page.locator("#conversation-list button", has_text="Lisbon trip")).to_have_count(0)
+    assert dana.http.get(f"/api/conversations/{trip}").status_code == 404
+
+
 def test_a_generic_chat_shows_a_grey_icon(browser: Browser, served: Served) -> None:
     bob = served.person()
     page = signed_in(browser, served, bob, "/chat")

@@ -116,12 +116,37 @@ function renderHeader() {
   toggle.checked = Boolean(chat.conversation && chat.conversation.remember && chat.conversation.profile_id);
 }
 
+// Seed 002's sidebar: recent conversations, or those the search finds (titles first, then by
+// their best matching turn); one opens with its messages.
+async function loadConversations() {
+  const query = document.getElementById("conversation-search").value.trim();
+  const found = await api("GET", query ? `/api/conversations?search=${encodeURIComponent(query)}` : "/api/conversations?limit=50");
+  document.getElementById("conversation-list").replaceChildren(...found.map((c) => el("li", {},
+    el("button", { type: "button", class: c.id === chat.session ? "active" : "", "data-id": c.id,
+      onclick: () => openConversation(c.id) }, c.title || "Untitled conversation"))));
+}
+
+function showConversation(conversation) {
+  chat.conversation = conversation;
+  chat.session = conversation.id;
+  document.getElementById("conversation-title").value = conversation.title || "";
+  renderHeader();
+}
+
+async function openConversation(id) {
+  const conversation = await api("GET", `/api/conversations/${id}`);
+  showConversation(conversation);
+  document.getElementById("profile-select").value = conversation.profile_id || "";
+  document.getElementById("messages").replaceChildren();
+  for (const message of conversation.messages) addMessage(message.role, message.content);
+  await loadConversations();
+}
+
 async function startSession(profileId) {
   const body = profileId ? { mode: "profile", profile_id: profileId } : { mode: "chat" };
-  chat.conversation = await api("POST", "/api/conversations", body);
-  chat.session = chat.conversation.id;
+  showConversation(await api("POST", "/api/conversations", body));
   document.getElementById("messages").replaceChildren();
-  renderHeader();
+  await loadConversations();
   const primary = primaryProfile();
   if (primary && profileId === primary.id && !localStorage.getItem("supamem.onboarded")) {
     document.getElementById("onboarding").hidden = false;
@@ -171,6 +196,25 @@ async function chatPage() {
   select.value = primary ? primary.id : "";
   await startSession(select.value || null);
   select.addEventListener("change", () => startSession(select.value || null));
+  document.getElementById("new-conversation").addEventListener("click", () => startSession(select.value || null));
+  let searching = null;
+  document.getElementById("conversation-search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(loadConversations, 250);
+  });
+  document.getElementById("conversation-title").addEventListener("change", async (event) => {
+    showConversation(await api("PUT", `/api/conversations/${chat.session}`, { title: event.target.value }));
+    await loadConversations();
+  });
+  document.getElementById("archive-conversation").addEventListener("click", async () => {
+    await api("PUT", `/api/conversations/${chat.session}`, { archived: true });
+    await startSession(select.value || null);
+  });
+  document.getElementById("delete-conversation").addEventListener("click", async () => {
+    if (!confirm("Delete this conversation and its messages? This cannot be undone.")) return;
+    await api("DELETE", `/api/conversations/${chat.session}`);
+    await startSession(select.value || null);
+  });
   document.getElementById("remember-toggle").addEventListener("change", async (event) => {
     chat.conversation = await api("PUT", `/api/conversations/${chat.session}`, { remember: event.target.checked });
     renderHeader();
@@ -189,6 +233,7 @@ async function chatPage() {
     const answer = await api("POST", "/chat", { message, session_id: chat.session });
     chat.session = answer.session_id;
     addMessage("assistant", answer.response, answer.used_memories);
+    await loadConversations();
   });
   followMemories(onMemoryEvent);
   document.body.dataset.ready = "yes";
