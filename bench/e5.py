@@ -42,18 +42,24 @@ class E5:
     def embed(self, texts: list[str]) -> list[list[float]]:
         """One unit-length vector per text, in order; each text starts with "query: " or "passage: "."""
         out: list[list[float]] = [[] for _ in texts]
-        for prefix, is_query in ((QUERY_PREFIX, True), (DOCUMENT_PREFIX, False)):
-            rows = [i for i, t in enumerate(texts) if t.startswith(prefix)]
+        for is_query in (True, False):
+            rows = [(i, body) for i, (body, q) in enumerate(map(_modality, texts)) if q is is_query]
             if rows:
                 with self.lock:
-                    vectors = self.engine.encode([texts[i][len(prefix):] for i in rows], is_query)
-                for i, v in zip(rows, vectors.tolist(), strict=True):
+                    vectors = self.engine.encode([body for _, body in rows], is_query)
+                for (i, _), v in zip(rows, vectors.tolist(), strict=True):
                     out[i] = v
         return out
 
     def count_tokens(self, texts: list[str]) -> int:
-        return sum(self.engine.token_count(t[len(QUERY_PREFIX):], True) if t.startswith(QUERY_PREFIX)
-                   else self.engine.token_count(t[len(DOCUMENT_PREFIX):], False) for t in texts)
+        return sum(self.engine.token_count(*_modality(t)) for t in texts)
+
+
+def _modality(text: str) -> tuple[str, bool]:
+    """The text without e5's prefix, and whether it is a query."""
+    if text.startswith(QUERY_PREFIX):
+        return text[len(QUERY_PREFIX):], True
+    return text[len(DOCUMENT_PREFIX):], False
 
 
 class _EmbeddingsHandler(BaseHTTPRequestHandler):

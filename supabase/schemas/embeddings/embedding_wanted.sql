@@ -1,6 +1,7 @@
 -- An edited message, or a new or edited memory, drops its stale vector and queues its user's embed
--- job; an edited message drops the next message's too, which is embedded with its end. New messages are found by the queue_embeddings scan instead, so a turn writes nothing for
--- embeddings. Security definer: the writer may not touch the vectors or the job queue.
+-- job; an edited message drops the next message's too, which is embedded with its end. New
+-- messages are found by the queue_embeddings scan instead, so a turn writes nothing for embeddings.
+-- Security definer: the writer may not touch the vectors or the job queue.
 create function memory_private.embedding_wanted()
 returns trigger
 language plpgsql

@@ -33,11 +33,12 @@ begin
     select c.*
     from memory.conversations as c
     left join turns as t on t.conversation_id = c.id
+    cross join lateral (select coalesce(strpos(lower(c.title), lower(v_query)), 0) > 0 as hit) as title
     where c.user_id = v_user
         and (p_archived is null or c.archived = p_archived)
         and (c.expires_at is null or c.expires_at > now())
-        and (t.best is not null or coalesce(strpos(lower(c.title), lower(v_query)), 0) > 0)
-    order by coalesce(strpos(lower(c.title), lower(v_query)), 0) > 0 desc, t.best nulls last, c.updated_at desc, c.id
+        and (t.best is not null or title.hit)
+    order by title.hit desc, t.best nulls last, c.updated_at desc, c.id
     limit p_limit offset p_offset;
 end
 $$;

@@ -216,8 +216,7 @@ async function chatPage() {
     await startSession(select.value || null);
   });
   document.getElementById("remember-toggle").addEventListener("change", async (event) => {
-    chat.conversation = await api("PUT", `/api/conversations/${chat.session}`, { remember: event.target.checked });
-    renderHeader();
+    showConversation(await api("PUT", `/api/conversations/${chat.session}`, { remember: event.target.checked }));
   });
   document.getElementById("onboarding-ok").addEventListener("click", () => {
     localStorage.setItem("supamem.onboarded", "yes");
