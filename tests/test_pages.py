@@ -93,7 +93,7 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
     expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
 
 
-def test_the_sidebar_lists_searches_opens_renames_archives_and_deletes_conversations(
+def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_deletes_conversations(
     browser: Browser, served: Served
 ) -> None:
     dana = served.person()
@@ -122,6 +122,23 @@ def test_the_sidebar_lists_searches_opens_renames_archives_and_deletes_conversat
     page.fill("#conversation-search", "")
     expect(items).to_have_text(["Untitled conversation", "Untitled conversation", "Lisbon trip"])
     assert dana.http.get(f"/api/conversations/{baking}").json()["archived"] is True
+
+    page.check("#show-archived")
+    expect(items).to_have_text(["Bread"])
+    items.first.click()
+    expect(page.locator("#messages li")).to_have_text(["How long does sourdough rise?", "Overnight."])
+    expect(page.locator("#archived-note")).to_be_visible()
+    expect(page.locator("#chat-input")).to_be_disabled()
+    expect(items.first).to_have_class("active")
+    shot(page, "chat-archived")
+    page.click("#archive-conversation")
+    expect(page.locator("#archived-note")).to_be_hidden()
+    expect(page.locator("#chat-input")).to_be_enabled()
+    expect(page.locator("#archive-conversation")).to_have_text("Archive")
+    expect(items).to_have_count(0)
+    assert dana.http.get(f"/api/conversations/{baking}").json()["archived"] is False
+    page.uncheck("#show-archived")
+    expect(page.locator("#conversation-list button", has_text="Bread")).to_have_class("active")
 
     page.locator("#conversation-list button", has_text="Lisbon trip").click()
     expect(page.locator("#conversation-title")).to_have_value("Lisbon trip")

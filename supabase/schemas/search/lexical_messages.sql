@@ -1,7 +1,8 @@
 -- Why: BM25 over one user's live messages (optionally one conversation), best first, at a cost that
 -- does not grow with the history: frequencies come from search_terms (plus messages not folded yet)
--- and the candidates are at most 2,000 newest messages holding the query's rarest terms. Runs as
--- the caller, so RLS still decides which messages count.
+-- and the candidates are the newest messages holding the query's rarest terms, at most
+-- lexical_candidates (scoring a candidate costs a few microseconds, so the bound is the cost).
+-- Runs as the caller, so RLS still decides which messages count.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -18,6 +19,7 @@ declare
     v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
     v_frequencies jsonb;
     v_rarest text[];
+    v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
     if cardinality(v_terms) = 0 then
         return;
@@ -31,7 +33,7 @@ begin
     -- Each term's frequency: the folded count plus the user's messages not folded yet.
     select
         jsonb_object_agg(f.term, f.df),
-        array_agg(f.term order by f.df, f.term) filter (where f.running <= 2000 or f.position = 1)
+        array_agg(f.term order by f.df, f.term) filter (where f.running <= v_candidates or f.position = 1)
     into v_frequencies, v_rarest
     from (
         select d.term, d.df, sum(d.df) over w as running, row_number() over w as position
@@ -56,7 +58,7 @@ begin
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
         order by m.id desc
-        limit 2000
+        limit v_candidates
     )
     select x.id, sum(memory_private.bm25(
         cardinality(w.positions), length(x.search), v_average,

@@ -1,8 +1,9 @@
 -- A message is embedded with the end of the message before it in its own conversation
 -- (embedding_context_chars; 0 embeds it alone), and editing a message drops the vector of the
--- message after it, whose embedded text has changed, as well as its own.
+-- message after it, whose embedded text has changed, as well as its own; deleting a message drops
+-- the next one's, so the deleted words leave search.
 begin;
-select plan(8);
+select plan(11);
 
 select tests.remember('u', memory.user_id_for('embed-context.u'));
 select tests.remember('conv', (memory.create_conversation(tests.recall('u')::uuid, 'Context')).id);
@@ -61,6 +62,38 @@ select is(
 select is(
     (select count(*)::integer from memory_private.jobs where user_id = tests.recall('u')::uuid and kind = 'embed'),
     1, 'and queues the user''s embed job'
+);
+
+
+-- Deleting: the next message's vector goes.
+update memory_private.settings set value = '400' where key = 'embedding_context_chars';
+insert into memory_private.message_embeddings (message_id, user_id, model, embedding)
+select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0, array_fill(0.1, array[384])::extensions.vector
+from memory.messages as m
+where m.user_id = tests.recall('u')::uuid
+on conflict (message_id) do nothing;
+delete from memory_private.jobs where user_id = tests.recall('u')::uuid;
+select tests.authenticate_as(tests.recall('u')::uuid);
+select memory.delete_message(tests.recall('m2')::bigint);
+select tests.clear_authentication();
+select is(
+    array(
+        select m.id from memory.messages as m
+        where m.user_id = tests.recall('u')::uuid and not exists (
+            select 1 from memory_private.message_embeddings as e where e.message_id = m.id
+        )
+        order by m.id
+    ),
+    array[tests.recall('m3')::bigint],
+    'the owner deleting a message drops the next one''s vector, no other'
+);
+select is(
+    (select count(*)::integer from memory_private.jobs where user_id = tests.recall('u')::uuid and kind = 'embed'),
+    1, 'and queues the user''s embed job'
+);
+select is(
+    (select u.content from memory_private.unembedded(tests.recall('u')::uuid, 10) as u where u.id = tests.recall('m3')),
+    e'Where should I run?\nYes, in May.', 'which embeds it after the message now before it'
 );
 
 select * from finish();

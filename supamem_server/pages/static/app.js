@@ -117,10 +117,13 @@ function renderHeader() {
 }
 
 // Seed 002's sidebar: recent conversations, or those the search finds (titles first, then by
-// their best matching turn); one opens with its messages.
+// their best matching turn), live or archived; one opens with its messages.
 async function loadConversations() {
   const query = document.getElementById("conversation-search").value.trim();
-  const found = await api("GET", query ? `/api/conversations?search=${encodeURIComponent(query)}` : "/api/conversations?limit=50");
+  const params = new URLSearchParams({ archived: document.getElementById("show-archived").checked });
+  if (query) params.set("search", query);
+  else params.set("limit", 50);
+  const found = await api("GET", `/api/conversations?${params}`);
   document.getElementById("conversation-list").replaceChildren(...found.map((c) => el("li", {},
     el("button", { type: "button", class: c.id === chat.session ? "active" : "", "data-id": c.id,
       onclick: () => openConversation(c.id) }, c.title || "Untitled conversation"))));
@@ -130,6 +133,10 @@ function showConversation(conversation) {
   chat.conversation = conversation;
   chat.session = conversation.id;
   document.getElementById("conversation-title").value = conversation.title || "";
+  // An archived conversation is read-only until it is unarchived (the chat endpoint refuses it).
+  document.getElementById("archive-conversation").textContent = conversation.archived ? "Unarchive" : "Archive";
+  document.getElementById("archived-note").hidden = !conversation.archived;
+  for (const id of ["chat-input", "chat-send"]) document.getElementById(id).disabled = conversation.archived;
   renderHeader();
 }
 
@@ -206,9 +213,16 @@ async function chatPage() {
     showConversation(await api("PUT", `/api/conversations/${chat.session}`, { title: event.target.value }));
     await loadConversations();
   });
+  document.getElementById("show-archived").addEventListener("change", loadConversations);
   document.getElementById("archive-conversation").addEventListener("click", async () => {
-    await api("PUT", `/api/conversations/${chat.session}`, { archived: true });
-    await startSession(select.value || null);
+    const archived = !chat.conversation.archived;
+    const conversation = await api("PUT", `/api/conversations/${chat.session}`, { archived });
+    if (archived) {
+      await startSession(select.value || null);
+      return;
+    }
+    showConversation(conversation);
+    await loadConversations();
   });
   document.getElementById("delete-conversation").addEventListener("click", async () => {
     if (!confirm("Delete this conversation and its messages? This cannot be undone.")) return;

@@ -1,0 +1,87 @@
+-- Lexical search scores at most lexical_candidates messages (500; it was a fixed 2,000): the
+-- newest holding the query's rarest terms, so its cost stops growing with a long history.
+set check_function_bodies = off;
+
+create or replace function memory_private.lexical_messages(
+    p_user_id uuid, p_query text, p_conversation_id uuid default null::uuid, p_limit integer default 50
+)
+returns table (message_id bigint, score double precision)
+language plpgsql
+stable rows 50
+set search_path to ''
+as $function$
+declare
+    v_terms text[] := memory_private.query_terms(p_query);
+    v_documents double precision;
+    v_average double precision;
+    v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
+    v_frequencies jsonb;
+    v_rarest text[];
+    v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
+begin
+    if cardinality(v_terms) = 0 then
+        return;
+    end if;
+    select greatest(c.documents, 1), c.lexemes::double precision / greatest(c.documents, 1)
+    into v_documents, v_average
+    from memory_private.search_corpus as c where c.user_id = p_user_id;
+    if not found then
+        return;
+    end if;
+    -- Each term's frequency: the folded count plus the user's messages not folded yet.
+    select
+        jsonb_object_agg(f.term, f.df),
+        array_agg(f.term order by f.df, f.term) filter (where f.running <= v_candidates or f.position = 1)
+    into v_frequencies, v_rarest
+    from (
+        select d.term, d.df, sum(d.df) over w as running, row_number() over w as position
+        from (
+            select t.term, coalesce(s.documents, 0) + (
+                select count(*) from (
+                    select 1 from memory.messages as m
+                    where m.user_id = p_user_id and m.id > v_folded and m.search @@ quote_literal(t.term)::tsquery
+                    limit 20000
+                ) as u
+            ) as df
+            from unnest(v_terms) as t (term)
+            left join memory_private.search_terms as s on s.user_id = p_user_id and s.lexeme = t.term
+        ) as d
+        window w as (order by d.df, d.term)
+    ) as f;
+    return query
+    with matches as (
+        select m.id, m.search
+        from memory.messages as m
+        where m.user_id = p_user_id and m.search @@ memory_private.any_term(v_rarest)
+            and (p_conversation_id is null or m.conversation_id = p_conversation_id)
+            and (m.expires_at is null or m.expires_at > now())
+        order by m.id desc
+        limit v_candidates
+    )
+    select x.id, sum(memory_private.bm25(
+        cardinality(w.positions), length(x.search), v_average,
+        greatest((v_frequencies ->> w.lexeme)::double precision, 1), v_documents
+    ))
+    from matches as x
+    -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight).
+    cross join lateral unnest(
+        pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', v_terms), '{a}')
+    ) as w (lexeme, positions, weights)
+    group by x.id
+    order by 2 desc, x.id
+    limit p_limit;
+end
+$function$;
+
+
+revoke all on function memory_private.lexical_messages(uuid, text, uuid, integer)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.lexical_messages(uuid, text, uuid, integer) to authenticated, service_role;
+
+insert into memory_private.settings (key, value, description) values
+(
+    'lexical_candidates', '500',
+    'Most messages lexical search scores per query: the newest holding the query''s rarest terms, added '
+    'while their document frequencies sum to at most this. More finds messages sharing only common words '
+    'with the query on a long history, at a few microseconds each.'
+);
