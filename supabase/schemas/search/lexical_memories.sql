@@ -1,13 +1,18 @@
 -- Why: BM25 over one user's live memories (not deleted, not expired), best first, for the Settings
 -- keyword search and for message search. Memories are few per user (at most memory_cap live per
--- profile), so the corpus size, lengths and term frequencies are counted at query time.
+-- profile), so the corpus size, lengths and term frequencies are counted at query time. Its one
+-- statement is planned once per session (plpgsql, generic plan): planning it took longer than
+-- running it.
 create function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
 returns table (memory_id uuid, score double precision)
-language sql
+language plpgsql
 stable
 rows 50
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
+begin
+    return query
     with terms as (
         select memory_private.query_terms(p_query) as terms
     ),
@@ -45,7 +50,8 @@ as $$
     cross join sizes as s
     group by x.id
     order by 2 desc, x.id
-    limit p_limit
+    limit p_limit;
+end
 $$;
 
 revoke all on function memory_private.lexical_memories(uuid, text, integer)

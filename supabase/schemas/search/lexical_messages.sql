@@ -2,7 +2,9 @@
 -- does not grow with the history: frequencies come from search_terms (plus messages not folded yet)
 -- and the candidates are the newest messages holding the query's rarest terms, at most
 -- lexical_candidates (scoring a candidate costs a few microseconds, so the bound is the cost).
--- Runs as the caller, so RLS still decides which messages count.
+-- Runs as the caller, so RLS still decides which messages count. Its statements are planned for
+-- each call's values (which terms are rare, how far the fold has come): a generic plan counts
+-- unfolded messages through the term index instead of the newest ids.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -11,6 +13,7 @@ language plpgsql
 stable
 rows 50
 set search_path = ''
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     v_terms text[] := memory_private.query_terms(p_query);

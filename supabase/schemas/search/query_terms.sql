@@ -1,12 +1,14 @@
 -- Why: a query's terms, bounded: its first 32 distinct lexemes (english) in the order they
--- occur, read from its first 10,000 characters. A query with no lexeme has no terms.
+-- occur, read from its first 10,000 characters. A query with no lexeme has no terms. plpgsql, not
+-- sql: Postgres 15 plans a sql function's statement on every call, plpgsql once per session.
 create function memory_private.query_terms(p_query text)
 returns text[]
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-    select coalesce(array_agg(t.lexeme order by t.first_position, t.lexeme), '{}')
+begin
+    return (select coalesce(array_agg(t.lexeme order by t.first_position, t.lexeme), '{}')
     from (
         select w.lexeme, min(p.position) as first_position
         from unnest(to_tsvector('english'::regconfig, left(coalesce(p_query, ''), 10000))) as w (lexeme, positions, weights)
@@ -14,7 +16,8 @@ as $$
         group by w.lexeme
         order by min(p.position), w.lexeme
         limit 32
-    ) as t
+    ) as t);
+end
 $$;
 
 revoke all on function memory_private.query_terms(text) from public, anon, authenticated, service_role;

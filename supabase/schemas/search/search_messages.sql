@@ -10,20 +10,53 @@ create function memory.search_messages(
     p_query_embedding extensions.vector default null
 )
 returns setof memory.messages
-language plpgsql
+language sql
 stable
 set search_path = ''
+as $$
+    select s.* from memory_private.search_messages(
+        p_query, p_user_id, p_conversation_id, p_limit, p_offset, p_query_embedding
+    ) as s
+$$;
+
+revoke all on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+from public, anon, authenticated, service_role;
+grant execute on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+to authenticated, service_role;
+
+-- Why: memory.search_messages' body, run as the owner after one check that the caller may read the
+-- user's messages (memory_private.reads_user_messages; anyone else finds nothing, as under RLS), so
+-- a signed-in user's search reads its candidates, not their history (tests/test_search_plans.py).
+-- The fusing statement keeps one generic plan per session (planning it for each call cost more
+-- than a third of a search); the page is then read by id.
+create function memory_private.search_messages(
+    p_query text,
+    p_user_id uuid,
+    p_conversation_id uuid,
+    p_limit integer,
+    p_offset integer,
+    p_query_embedding extensions.vector
+)
+returns setof memory.messages
+language plpgsql
+stable
+security definer
+set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_user uuid := memory_private.acting_user(p_user_id);
     v_depth integer;
+    v_ids bigint[];
 begin
     if p_limit is null or p_limit < 1 or p_limit > 200 or p_offset is null or p_offset < 0 or p_offset > 1000 then
         raise exception using errcode = '22023', message = 'limit must be 1..200 and offset 0..1000';
     end if;
     -- Each ranking goes deeper than the page, so fusion can promote what one side ranks lower.
     v_depth := greatest(p_limit + p_offset, 50);
-    return query
+    if not memory_private.reads_user_messages(v_user) then
+        return;
+    end if;
     with by_text as (
         select l.message_id as id, l.score
         from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
@@ -63,16 +96,19 @@ begin
         from lexical as l
         full join semantic as s on s.id = l.id
     )
-    select m.*
-    from fused as f
-    join memory.messages as m on m.id = f.id
-    where m.user_id = v_user and (m.expires_at is null or m.expires_at > now())
-    order by f.score desc, m.id
-    limit p_limit offset p_offset;
+    select array_agg(f.id order by f.score desc, f.id) into v_ids from fused as f;
+    -- Planned for the ids at hand, so the page is always read by id.
+    return query execute
+        'select m.* from unnest($1) with ordinality as f (id, position)
+        join memory.messages as m on m.id = f.id
+        where m.user_id = $2 and (m.expires_at is null or m.expires_at > now())
+        order by f.position
+        limit $3 offset $4'
+    using v_ids, v_user, p_limit, p_offset;
 end
 $$;
 
-revoke all on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+revoke all on function memory_private.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
 from public, anon, authenticated, service_role;
-grant execute on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
+grant execute on function memory_private.search_messages(text, uuid, uuid, integer, integer, extensions.vector)
 to authenticated, service_role;

@@ -3,8 +3,8 @@
 -- turns search_messages finds, each by its best turn; archived ones only when asked (null: both),
 -- never expired ones; a blank query or a bad page is 22023. Row-level security decides: the owner
 -- finds their own, anon nothing, a stranger or another tenant's admin none of the owner's, the
--- owner's tenant admin the owner's by title (turn search ranks with the owner's private term
--- statistics), the service role the user it names.
+-- owner's tenant admin the owner's as the owner does (titles and turns), the service role the
+-- user it names.
 begin;
 select plan(13);
 
@@ -73,8 +73,8 @@ select is_empty(
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select results_eq(
     $$select title from memory.search_conversations('lisbon', tests.recall('owner')::uuid)$$,
-    $$values ('Lisbon trip')$$,
-    'the owner''s tenant admin finds the owner''s conversations by title only (turns rank with the owner''s private term statistics)'
+    $$values ('Lisbon trip'), ('Shoes')$$,
+    'the owner''s tenant admin finds the owner''s conversations by title and by turn'
 );
 select tests.authenticate_as_anon();
 select throws_ok($$select * from memory.search_conversations('lisbon')$$, '42501', null, 'anon cannot search');

@@ -2,9 +2,10 @@
 -- search_messages): a rare word outranks a common one, a shorter message outranks a longer one
 -- with the same matches, repeating a word helps but saturates; a query is at most its first 32
 -- distinct lexemes; each user's corpus size follows inserts and deletes; another user's rows never
--- appear, whoever asks.
+-- appear, except to the admin of the user's tenant, who reads them (a participant in one of the
+-- user's conversations searches only their own).
 begin;
-select plan(16);
+select plan(19);
 
 select tests.create_cast('search-bm25');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Mixed', p_window_turns => 1000)).id);
@@ -81,6 +82,24 @@ select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty(
     $$select message_id from memory_private.lexical_messages(tests.recall('owner')::uuid, 'zeppelin')$$,
     'another tenant''s admin sees nothing of the owner''s'
+);
+select is_empty(
+    $$select id from memory.search_messages('zeppelin', tests.recall('owner')::uuid)$$,
+    'nor finds any through search_messages'
+);
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
+select results_eq(
+    $$select id from memory.search_messages('zeppelin', tests.recall('owner')::uuid, p_limit => 5) order by id$$,
+    $$values (tests.recall('zeppelin')::bigint), (tests.recall('both')::bigint)$$,
+    'the owner''s tenant admin, who reads the owner''s messages, searches them as the owner does'
+);
+-- A participant reads one of the owner's conversations, not the owner's history.
+select tests.clear_authentication();
+insert into memory.participants (conversation_id, user_id) values (tests.recall('conv')::uuid, tests.recall('stranger')::uuid);
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select is_empty(
+    $$select id from memory.search_messages('zeppelin', tests.recall('owner')::uuid)$$,
+    'a participant in one of the owner''s conversations does not search the owner''s messages'
 );
 select tests.authenticate_as_anon();
 select throws_ok(

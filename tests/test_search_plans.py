@@ -1,0 +1,92 @@
+"""Search's own statements, planned inside its functions, read what the query needs, not the history.
+
+memory.search_messages checks access once and runs as the owner (under the per-row OR policy the
+planner read all of a signed-in user's messages), keeps one generic plan for its fusing statement
+and reads the page by id; lexical_messages plans its statements for each call's values (a generic
+plan counted the messages not yet folded into the term statistics through the term index, all of
+the user's history). Read through auto_explain (tests/plan_helpers.py) as the signed-in owner of
+6,000 messages, past plpgsql's fifth execution, when plans may be cached. Everything is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
+from psycopg.rows import dict_row
+
+MESSAGES = 6000
+#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
+CALLS = 7
+SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20)"
+
+
+@pytest.fixture(scope="module")
+def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
+    conn = psycopg.connect(admin_url, row_factory=dict_row)
+    try:
+        owner = conn.execute(
+            "insert into auth.users (id, email) values (gen_random_uuid(), 'search-plans@supamem.test') returning id"
+        ).fetchone()["id"]
+        conn.execute("select memory.register_user(%s)", [owner])
+        conversation = conn.execute(
+            "select (memory.create_conversation(p_user_id => %s, p_window_turns => 10000)).id", [owner]
+        ).fetchone()["id"]
+        # Coffee in every message, a zeppelin in every hundredth; the term statistics folded.
+        conn.execute(
+            "insert into memory.messages (conversation_id, role, content)"
+            " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end,"
+            " format('message %%s about coffee', i) || case when i %% 100 = 0 then ' and a zeppelin' else '' end"
+            " from generate_series(1, %s) as i order by i",
+            [conversation, MESSAGES],
+        )
+        conn.execute("select memory_private.fold_search_terms(2147483647)")
+        conn.execute("analyze memory.messages, memory_private.search_terms")
+        explain_nested(conn)
+        conn.execute("set local role authenticated")
+        conn.execute("select set_config('request.jwt.claims', %s, true)",
+                     [json.dumps({"sub": str(owner), "role": "authenticated"})])
+        yield conn
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def rows_read(scan: dict[str, Any]) -> int:
+    return scan["Actual Rows"] * scan["Actual Loops"]
+
+
+def each_call(conn: psycopg.Connection, marker: str) -> list[dict[str, Any]]:
+    plans = []
+    for _ in range(CALLS):
+        plans += nested_plans(conn, SEARCH, [], marker)
+    return plans
+
+
+def test_fusion_reads_no_message_and_the_page_is_read_by_id(owner_session) -> None:
+    for plan in each_call(owner_session, "with by_text as"):
+        assert not scans_of(plan, "messages"), json.dumps(plan)
+    for plan in each_call(owner_session, "with ordinality"):
+        (scan,) = scans_of(plan, "messages")
+        assert scan["Node Type"] == "Index Scan" and index_names(scan) == {"messages_pkey"}, json.dumps(plan)
+        assert rows_read(scan) <= 60, "the fused candidates, looked up by id"
+
+
+def test_lexical_candidates_come_from_the_rare_term(owner_session) -> None:
+    for plan in each_call(owner_session, "with matches as"):
+        (scan,) = scans_of(plan, "messages")
+        assert index_names(scan) == {"messages_user_search_idx"}, json.dumps(plan)
+        # Only the 60 zeppelin messages: the common term is scored, never used to find candidates.
+        assert scan["Actual Rows"] == MESSAGES // 100, json.dumps(plan)
+
+
+def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> None:
+    for plan in each_call(owner_session, "limit 20000"):
+        for scan in scans_of(plan, "messages"):
+            assert index_names(scan) == {"messages_pkey"}, json.dumps(plan)
+            assert rows_read(scan) == 0, "every message is folded: nothing to count"
+        assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan"], json.dumps(plan)
