@@ -105,3 +105,31 @@ def test_the_turn_window_reads_only_its_turns(owner_session, call: str) -> None:
             assert scan["Actual Rows"] <= 20, "the 20 messages of the last 10 turns"
 
     each_call(conn, call, [cast["conversation"]], "memory.turns", check)
+
+
+def test_deleting_messages_looks_for_each_next_message_only_up_to_the_next_deleted_one(owner_session) -> None:
+    """A sweep or trim deletes a run of messages; the trigger that drops the next message's vector
+    reads between neighbours (both bounds in the index condition), not from each deleted message to
+    the end of the run through its dead index entries."""
+    conn, cast = owner_session
+    conn.execute("savepoint trimmed")
+    try:
+        conn.execute("set local role postgres")
+        conn.execute(
+            "insert into memory_private.message_embeddings (message_id, user_id, model, embedding)"
+            " select m.id, m.user_id, 'probe', array_fill(0.1, array[384])::extensions.vector"
+            " from memory.messages as m where m.conversation_id = %s and m.turn_number <= 101",
+            [cast["conversation"]],
+        )
+        conn.execute("set local role authenticated")
+        plans = nested_plans(conn, "with d as (delete from memory.messages where conversation_id = %s"
+                             " and turn_number <= 100 returning 1) select count(*) from d",
+                             [cast["conversation"]], "with deleted as")
+    finally:
+        conn.execute("rollback to savepoint trimmed")
+    for plan in plans:
+        (scan,) = scans_of_messages(plan)
+        assert scan["Node Type"] == "Index Scan" and scan["Index Name"] == INDEX, json.dumps(plan)
+        assert "turn_number >=" in scan["Index Cond"] and "turn_number <=" in scan["Index Cond"], json.dumps(plan)
+        # One look per deleted message; only the last of the run finds a next message (turn 101's).
+        assert scan["Actual Loops"] == 200 and scan["Actual Rows"] <= 1, json.dumps(plan)

@@ -13,13 +13,7 @@ begin
         if tg_table_name = 'messages' then
             delete from memory_private.message_embeddings as e
             where e.message_id = new.id or e.message_id = (
-                select nm.id
-                from memory.messages as nm
-                where
-                    nm.conversation_id = new.conversation_id
-                    and (nm.turn_number > new.turn_number or (nm.turn_number = new.turn_number and nm.role < new.role))
-                order by nm.turn_number asc, nm.role desc
-                limit 1
+                select a.id from memory_private.message_after(new.conversation_id, new.turn_number, new.role) as a
             );
         else
             delete from memory_private.memory_embeddings as e where e.memory_id = new.id;
@@ -52,17 +46,19 @@ as $$
 declare
     v_users uuid[];
 begin
-    with dropped as (
+    -- Each deleted message's next one, looked for only up to the next deleted message: a run of
+    -- deleted messages (a sweep, a trim) is read once, not once per message.
+    with deleted as (
+        select o.conversation_id, o.turn_number, o.role,
+            lead(o.turn_number) over w as next_turn, lead(o.role) over w as next_role
+        from old_messages as o
+        window w as (partition by o.conversation_id order by o.turn_number, o.role desc)
+    ),
+    dropped as (
         delete from memory_private.message_embeddings as e
-        using old_messages as o
-        cross join lateral (
-            select nm.id
-            from memory.messages as nm
-            where
-                nm.conversation_id = o.conversation_id
-                and (nm.turn_number > o.turn_number or (nm.turn_number = o.turn_number and nm.role < o.role))
-            order by nm.turn_number asc, nm.role desc
-            limit 1
+        using deleted as d
+        cross join lateral memory_private.message_after(
+            d.conversation_id, d.turn_number, d.role, d.next_turn, d.next_role
         ) as n
         where e.message_id = n.id
         returning e.user_id

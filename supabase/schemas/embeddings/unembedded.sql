@@ -11,15 +11,8 @@ as $$
         select 'message', m.id::text, coalesce(right(p.content, c.chars) || e'\n', '') || m.content
         from memory.messages as m
         cross join (select (memory_private.setting('embedding_context_chars'))::integer as chars) as c
-        left join lateral (
-            select pm.content
-            from memory.messages as pm
-            where
-                pm.conversation_id = m.conversation_id
-                and (pm.turn_number < m.turn_number or (pm.turn_number = m.turn_number and pm.role > m.role))
-            order by pm.turn_number desc, pm.role asc
-            limit 1
-        ) as p on c.chars > 0
+        left join lateral memory_private.message_before(m.conversation_id, m.turn_number, m.role) as p
+            on c.chars > 0
         where m.user_id = p_user_id and not exists (
             select 1 from memory_private.message_embeddings as e
             where e.message_id = m.id and e.model = (select memory_private.setting('embedding_model') ->> 0)

@@ -23,6 +23,16 @@ insert into allowed values
     || '(a SET clause would stop the inlining); not security definer, parsed under the caller''s empty search_path'
 ),
 (
+    'function_search_path_mutable', 'memory_private.message_before(uuid,integer,text)',
+    'a SQL function inlined into unembedded once per message (a SET clause would stop the inlining); not security '
+    || 'definer, parsed under the caller''s empty search_path'
+),
+(
+    'function_search_path_mutable', 'memory_private.message_after(uuid,integer,text,integer,text)',
+    'a SQL function inlined into the embedding triggers once per changed message (a SET clause would stop the '
+    || 'inlining); not security definer, parsed under the caller''s empty search_path'
+),
+(
     'function_search_path_mutable', 'memory_private.run_retention_sweep()',
     'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
 ),

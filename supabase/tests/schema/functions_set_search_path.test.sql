@@ -2,14 +2,17 @@
 -- an unqualified name to an object of their own (advisor lint 0011, function_search_path_mutable).
 -- Security definer functions pin it to '' and qualify every name.
 --
--- Two exemptions: memory_private.memory_score, seed 004's score formula, and memory_private.bm25,
+-- Four exemptions: memory_private.memory_score, seed 004's score formula, and memory_private.bm25,
 -- one term's BM25 weight, go without a SET clause so that Postgres can inline them into the
 -- queries that rank memories and messages (a function with a SET clause is never inlined;
 -- 20261123000500 and 20261125020000 say why that matters). They are safe: plain arithmetic on
 -- their arguments that names no table or function of its own, invoker's rights, immutable, and
--- inlined into callers that pin search_path themselves. The check below holds them to that shape.
+-- inlined into callers that pin search_path themselves. memory_private.message_before and
+-- message_after, a conversation's neighbouring messages, are inlined into the embedding triggers
+-- and unembedded once per row for the same reason: one schema-qualified select, invoker's rights,
+-- stable, executable by the service role alone. The checks below hold them to those shapes.
 begin;
-select plan(5);
+select plan(6);
 
 select is(
     array(
@@ -20,10 +23,12 @@ select is(
             and not exists (select 1 from unnest(p.proconfig) as c where c like 'search_path=%')
             and p.oid <> 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure
             and p.oid <> 'memory_private.bm25(float8, float8, float8, float8, float8)'::regprocedure
+            and p.oid <> 'memory_private.message_before(uuid, integer, text)'::regprocedure
+            and p.oid <> 'memory_private.message_after(uuid, integer, text, integer, text)'::regprocedure
         order by 1
     ),
     array[]::text[],
-    'every function in memory and memory_private sets search_path (memory_score and bm25 aside, below)'
+    'every function in memory and memory_private sets search_path (the four exemptions aside, below)'
 );
 
 select results_eq(
@@ -35,7 +40,21 @@ select results_eq(
     )
     order by 1$$,
     $$values ('bm25'::name, 'sql'::name, false, 'i'::"char", true), ('memory_score', 'sql', false, 'i', true)$$,
-    'the two exemptions: SQL, invoker''s rights, immutable, no SET clause'
+    'the two formulas: SQL, invoker''s rights, immutable, no SET clause'
+);
+
+select results_eq(
+    $$select p.proname, l.lanname, p.prosecdef, p.provolatile, p.proconfig is null,
+        has_function_privilege('authenticated', p.oid, 'execute'), has_function_privilege('anon', p.oid, 'execute')
+    from pg_catalog.pg_proc as p join pg_catalog.pg_language as l on l.oid = p.prolang
+    where p.oid in (
+        'memory_private.message_before(uuid, integer, text)'::regprocedure,
+        'memory_private.message_after(uuid, integer, text, integer, text)'::regprocedure
+    )
+    order by 1$$,
+    $$values ('message_after'::name, 'sql'::name, false, 's'::"char", true, false, false),
+        ('message_before', 'sql', false, 's', true, false, false)$$,
+    'the two neighbours: SQL, invoker''s rights, stable, no SET clause, not executable by users'
 );
 
 select is(
