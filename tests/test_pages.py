@@ -128,12 +128,14 @@ def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_delete
     items.first.click()
     expect(page.locator("#messages li")).to_have_text(["How long does sourdough rise?", "Overnight."])
     expect(page.locator("#archived-note")).to_be_visible()
-    expect(page.locator("#chat-input")).to_be_disabled()
+    for control in ("#chat-input", "#chat-send", "#conversation-title", "#remember-toggle"):
+        expect(page.locator(control)).to_be_disabled()
     expect(items.first).to_have_class("active")
     shot(page, "chat-archived")
     page.click("#archive-conversation")
     expect(page.locator("#archived-note")).to_be_hidden()
-    expect(page.locator("#chat-input")).to_be_enabled()
+    for control in ("#chat-input", "#chat-send", "#conversation-title"):
+        expect(page.locator(control)).to_be_enabled()
     expect(page.locator("#archive-conversation")).to_have_text("Archive")
     expect(items).to_have_count(0)
     assert dana.http.get(f"/api/conversations/{baking}").json()["archived"] is False

@@ -1,11 +1,12 @@
 """Search's own statements, planned inside its functions, read what the query needs, not the history.
 
 memory.search_messages checks access once and runs as the owner (under the per-row OR policy the
-planner read all of a signed-in user's messages), keeps one generic plan for its fusing statement
+planner read all of a signed-in user's messages), keeps a generic plan for its fusing statement
 and reads the page by id; lexical_messages plans its statements for each call's values (a generic
 plan counted the messages not yet folded into the term statistics through the term index, all of
 the user's history). Read through auto_explain (tests/plan_helpers.py) as the signed-in owner of
-6,000 messages, past plpgsql's fifth execution, when plans may be cached. Everything is rolled back.
+6,000 messages among 60,000 of another user, past plpgsql's fifth execution, when plans may be
+cached. Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans
 from psycopg.rows import dict_row
 
 MESSAGES = 6000
+UNFOLDED = 10
+OTHERS = 60000
 #: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
 CALLS = 7
 SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20)"
@@ -44,7 +47,28 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             " from generate_series(1, %s) as i order by i",
             [conversation, MESSAGES],
         )
+        # Other users' history around the owner's, as in any shared database (set-based, triggers off).
+        other = conn.execute(
+            "insert into auth.users (id, email) values (gen_random_uuid(), 'search-plans-other@supamem.test') returning id"
+        ).fetchone()["id"]
+        conn.execute("select memory.register_user(%s)", [other])
+        elsewhere = conn.execute("select (memory.create_conversation(p_user_id => %s)).id", [other]).fetchone()["id"]
+        conn.execute("set local session_replication_role = replica")
+        conn.execute(
+            "insert into memory.messages (conversation_id, user_id, role, content, turn_number)"
+            " select %s, %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('other %%s about tea', i),"
+            " (i + 1) / 2 from generate_series(1, %s) as i",
+            [elsewhere, other, OTHERS],
+        )
+        conn.execute("set local session_replication_role = origin")
         conn.execute("select memory_private.fold_search_terms(2147483647)")
+        # Ten more that the fold has not reached yet.
+        conn.execute(
+            "insert into memory.messages (conversation_id, role, content)"
+            " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('late %%s: coffee', i)"
+            " from generate_series(1, %s) as i order by i",
+            [conversation, UNFOLDED],
+        )
         conn.execute("analyze memory.messages, memory_private.search_terms")
         explain_nested(conn)
         conn.execute("set local role authenticated")
@@ -88,5 +112,5 @@ def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> Non
     for plan in each_call(owner_session, "limit 20000"):
         for scan in scans_of(plan, "messages"):
             assert index_names(scan) == {"messages_pkey"}, json.dumps(plan)
-            assert rows_read(scan) == 0, "every message is folded: nothing to count"
+            assert rows_read(scan) == UNFOLDED, "only the messages the fold has not reached"
         assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan"], json.dumps(plan)

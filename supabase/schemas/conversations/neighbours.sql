@@ -18,7 +18,8 @@ as $$
     limit 1
 $$;
 
-revoke all on function memory_private.message_before(uuid, integer, text) from public, anon, authenticated, service_role;
+revoke all on function memory_private.message_before(uuid, integer, text)
+from public, anon, authenticated, service_role;
 grant execute on function memory_private.message_before(uuid, integer, text) to service_role;
 
 -- The message right after a position and, given p_until, before that position.

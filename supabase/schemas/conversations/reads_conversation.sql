@@ -1,3 +1,16 @@
+-- Why: a caller without a signed-in user reads any user's rows only as the service role or the
+-- owner (migrations, pg_cron); the checks that stand in for the per-row policies ask this.
+create function memory_private.trusted_caller()
+returns boolean
+language sql
+stable
+set search_path = ''
+as $$
+    select pg_has_role(coalesce(nullif(current_setting('role'), 'none'), session_user), 'service_role', 'usage')
+$$;
+
+revoke all on function memory_private.trusted_caller() from public, anon, authenticated, service_role;
+
 -- Why: functions that read a conversation's messages as the owner (memory.history) check access
 -- once, for the conversation, instead of the per-row policy on every message. True when the caller
 -- may read the conversation as the conversations policy lets them (a live conversation they own,
@@ -13,7 +26,7 @@ declare
     v_uid uuid := (select auth.uid());
 begin
     if v_uid is null then
-        return pg_has_role(coalesce(nullif(current_setting('role'), 'none'), session_user), 'service_role', 'usage');
+        return memory_private.trusted_caller();
     end if;
     return exists (
         select 1 from memory.conversations as c

@@ -2,9 +2,10 @@
 -- does not grow with the history: frequencies come from search_terms (plus messages not folded yet)
 -- and the candidates are the newest messages holding the query's rarest terms, at most
 -- lexical_candidates (scoring a candidate costs a few microseconds, so the bound is the cost).
--- Runs as the caller, so RLS still decides which messages count. Its statements are planned for
--- each call's values (which terms are rare, how far the fold has come): a generic plan counts
--- unfolded messages through the term index instead of the newest ids.
+-- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
+-- the owner after its own access check. Its statements are planned for each call's values (which
+-- terms are rare, how far the fold has come): a generic plan counts unfolded messages through the
+-- term index instead of the newest ids.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -24,6 +25,9 @@ declare
     v_rarest text[];
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
+    if v_candidates is null or v_candidates < 1 then
+        raise exception using errcode = '22023', message = 'setting lexical_candidates must be a positive integer';
+    end if;
     if cardinality(v_terms) = 0 then
         return;
     end if;

@@ -1,11 +1,13 @@
 -- Why: a query's terms, bounded: its first 32 distinct lexemes (english) in the order they
 -- occur, read from its first 10,000 characters. A query with no lexeme has no terms. plpgsql, not
--- sql: Postgres 15 plans a sql function's statement on every call, plpgsql once per session.
+-- sql: Postgres 15 plans a sql function's statement on every call, plpgsql once per session
+-- (a generic plan, whatever the caller's plan_cache_mode).
 create function memory_private.query_terms(p_query text)
 returns text[]
 language plpgsql
 immutable
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 begin
     return (select coalesce(array_agg(t.lexeme order by t.first_position, t.lexeme), '{}')

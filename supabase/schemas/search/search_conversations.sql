@@ -1,6 +1,7 @@
 -- Why: seed 002's "search conversations": the user's conversations whose title holds the query,
 -- then those whose turns search_messages ranks (BM25 and, given the query's embedding, meaning),
--- each by its best turn. Runs as the caller, so row-level security decides what is found.
+-- each by its best turn. Runs as the caller: row-level security decides which conversations it
+-- returns, and search_messages' own access check which turns count.
 create function memory.search_conversations(
     p_query text,
     p_user_id uuid default null,

@@ -25,8 +25,9 @@ grant execute on function memory.search_messages(text, uuid, uuid, integer, inte
 to authenticated, service_role;
 
 -- Why: memory.search_messages' body, run as the owner after one check that the caller may read the
--- user's messages (memory_private.reads_user_messages; anyone else finds nothing, as under RLS), so
--- a signed-in user's search reads its candidates, not their history (tests/test_search_plans.py).
+-- user's messages (memory_private.reads_user_messages: the user, their tenant's admin, the service
+-- role; anyone else finds nothing, and a participant searches only their own), so a signed-in
+-- user's search reads its candidates, not their history (tests/test_search_plans.py).
 -- The fusing statement keeps one generic plan per session (planning it for each call cost more
 -- than a third of a search); the page is then read by id.
 create function memory_private.search_messages(
@@ -97,14 +98,16 @@ begin
         full join semantic as s on s.id = l.id
     )
     select array_agg(f.id order by f.score desc, f.id) into v_ids from fused as f;
-    -- Planned for the ids at hand, so the page is always read by id.
+    -- Planned for the ids at hand, so the page is always read by id. An admin reads only the
+    -- messages of the tenants they administer, as under the messages policy.
     return query execute
         'select m.* from unnest($1) with ordinality as f (id, position)
         join memory.messages as m on m.id = f.id
         where m.user_id = $2 and (m.expires_at is null or m.expires_at > now())
+            and ($5 or m.tenant_id = any((select memory_private.administered_tenants())::uuid[]))
         order by f.position
         limit $3 offset $4'
-    using v_ids, v_user, p_limit, p_offset;
+    using v_ids, v_user, p_limit, p_offset, coalesce(auth.uid() = v_user, true);
 end
 $$;
 

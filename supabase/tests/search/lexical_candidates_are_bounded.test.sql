@@ -2,7 +2,7 @@
 -- holding the query's rarest terms, taken while their document frequencies sum to at most the
 -- setting, and always the rarest term's newest matches; a candidate is scored on every query term.
 begin;
-select plan(5);
+select plan(6);
 
 select tests.create_cast('search-bound');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Bound', p_window_turns => 1000)).id);
@@ -11,11 +11,13 @@ select count(memory.add_message(tests.recall('conv')::uuid, 'user', format('Morn
 select tests.remember('zeppelin', (memory.add_message(tests.recall('conv')::uuid, 'user', 'The zeppelin museum was closed')).id);
 select tests.remember('both', (memory.add_message(tests.recall('conv')::uuid, 'user', 'Coffee at the zeppelin')).id);
 select tests.remember('harbour', (memory.add_message(tests.recall('conv')::uuid, 'user', 'Zeppelins over the harbour')).id);
+-- Newer than every zeppelin: the newest three matches of either word would be two of these.
+select count(memory.add_message(tests.recall('conv')::uuid, 'user', format('Evening coffee number %s', i))) from generate_series(1, 2) as i;
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select is(
     (select count(*) from memory_private.lexical_messages(tests.recall('owner')::uuid, 'coffee zeppelin')),
-    23::bigint, 'by default every message holding a query term is scored'
+    25::bigint, 'by default every message holding a query term is scored'
 );
 
 -- The owner's settings are the service role's to change; a test changes them directly.
@@ -48,6 +50,14 @@ select results_eq(
     $$select n.id from (select id from memory.messages where conversation_id = tests.recall('conv')::uuid
     and search @@ to_tsquery('english', 'coffee') order by id desc limit 3) as n order by 1$$,
     'search_messages ranks within the same bound'
+);
+
+select tests.clear_authentication();
+update memory_private.settings set value = '0' where key = 'lexical_candidates';
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select throws_ok(
+    $$select * from memory_private.lexical_messages(tests.recall('owner')::uuid, 'coffee')$$,
+    '22023', 'setting lexical_candidates must be a positive integer', 'a bound below one is refused by name'
 );
 
 select * from finish();

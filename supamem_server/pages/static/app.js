@@ -112,7 +112,7 @@ function renderHeader() {
   icon.setAttribute("aria-label", label);
   icon.title = label;
   const toggle = document.getElementById("remember-toggle");
-  toggle.disabled = !chat.conversation || !chat.conversation.profile_id;
+  toggle.disabled = !chat.conversation || !chat.conversation.profile_id || chat.conversation.archived;
   toggle.checked = Boolean(chat.conversation && chat.conversation.remember && chat.conversation.profile_id);
 }
 
@@ -136,7 +136,9 @@ function showConversation(conversation) {
   // An archived conversation is read-only until it is unarchived (the chat endpoint refuses it).
   document.getElementById("archive-conversation").textContent = conversation.archived ? "Unarchive" : "Archive";
   document.getElementById("archived-note").hidden = !conversation.archived;
-  for (const id of ["chat-input", "chat-send"]) document.getElementById(id).disabled = conversation.archived;
+  for (const id of ["chat-input", "chat-send", "conversation-title"]) {
+    document.getElementById(id).disabled = conversation.archived;
+  }
   renderHeader();
 }
 
