@@ -46,6 +46,13 @@ as $$
 declare
     v_users uuid[];
 begin
+    -- Users without vectors (embeddings unused, or not yet embedded) have none to drop.
+    if not exists (
+        select 1 from memory_private.message_embeddings as e
+        where e.user_id in (select o.user_id from old_messages as o)
+    ) then
+        return null;
+    end if;
     -- Each deleted message's next one, looked for only up to the next deleted message: a run of
     -- deleted messages (a sweep, a trim) is read once, not once per message.
     with deleted as (
@@ -64,7 +71,13 @@ begin
         returning e.user_id
     )
     select array_agg(distinct d.user_id) into v_users from dropped as d;
-    perform memory_private.enqueue('embed', '{}', 'embed:' || u.id, u.id, null, true) from unnest(v_users) as u (id);
+    -- A user whose embed job is queued or running needs no call (enqueue would leave it as it is).
+    perform memory_private.enqueue('embed', '{}', 'embed:' || u.id, u.id, null, true)
+    from unnest(v_users) as u (id)
+    where not exists (
+        select 1 from memory_private.jobs as j
+        where j.kind = 'embed' and j.dedup_key = 'embed:' || u.id and j.status in ('queued', 'running')
+    );
     return null;
 end
 $$;
