@@ -13,6 +13,15 @@ select tests.remember('b1', (memory.add_message(tests.recall('other')::uuid, 'us
 select tests.remember('m2', (memory.add_message(tests.recall('conv')::uuid, 'assistant', 'Along the river.')).id);
 select tests.remember('m3', (memory.add_message(tests.recall('conv')::uuid, 'user', 'Yes, in May.')).id);
 
+-- Every message of the user gets a vector, as the embed job would leave them.
+create function pg_temp.embed_all() returns void language sql as $$
+    insert into memory_private.message_embeddings (message_id, user_id, model, embedding)
+    select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0, array_fill(0.1, array[384])::extensions.vector
+    from memory.messages as m
+    where m.user_id = tests.recall('u')::uuid
+    on conflict (message_id) do nothing
+$$;
+
 create temporary table embedded_text as
 select u.id::bigint as id, u.content from memory_private.unembedded(tests.recall('u')::uuid, 10) as u;
 select is(
@@ -43,10 +52,7 @@ select is(
     'Yes, in May.', 'embedding_context_chars 0: the message alone'
 );
 
-insert into memory_private.message_embeddings (message_id, user_id, model, embedding)
-select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0, array_fill(0.1, array[384])::extensions.vector
-from memory.messages as m
-where m.user_id = tests.recall('u')::uuid;
+select pg_temp.embed_all();
 update memory.messages set content = 'Along the canal.' where id = tests.recall('m2')::bigint;
 select is(
     array(
@@ -67,11 +73,7 @@ select is(
 
 -- Deleting: the next message's vector goes.
 update memory_private.settings set value = '400' where key = 'embedding_context_chars';
-insert into memory_private.message_embeddings (message_id, user_id, model, embedding)
-select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0, array_fill(0.1, array[384])::extensions.vector
-from memory.messages as m
-where m.user_id = tests.recall('u')::uuid
-on conflict (message_id) do nothing;
+select pg_temp.embed_all();
 delete from memory_private.jobs where user_id = tests.recall('u')::uuid;
 select tests.authenticate_as(tests.recall('u')::uuid);
 select memory.delete_message(tests.recall('m2')::bigint);
