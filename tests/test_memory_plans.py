@@ -164,11 +164,25 @@ def test_selection_candidates_read_only_the_users_live_memories(loaded, who, gen
         loaded["conn"],
         "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s,"
         " p_limit => 10, p_token_budget => 500)",
-        [person["user"], person["profile"], query], "with near as", generic=generic,
+        [person["user"], person["profile"], query], "with lexical as", generic=generic,
     ):
         scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
         assert rows_read(scan) == person["rows"]
         assert not [n for n in nodes(plan) if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == "memories"]
+
+
+@pytest.mark.parametrize(("who", "generic"), CASES)
+def test_selection_lift_reads_only_the_users_memories(loaded, who, generic):
+    """The query's lexical side (lexical_memories) counts its corpus over the user's memories alone."""
+    person = loaded["people"][who]
+    plans = function_plans(
+        loaded["conn"],
+        "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => 'things',"
+        " p_limit => 10, p_token_budget => 500)",
+        [person["user"], person["profile"]], "with corpus as", generic=generic,
+    )
+    for plan in plans:
+        check_scan(plan, loaded["user_led"], person["rows"], "lexical_memories")
 
 
 def test_load_time_is_reported(loaded):

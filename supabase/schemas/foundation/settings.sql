@@ -10,14 +10,18 @@ alter table memory_private.settings enable row level security;
 grant select, insert, update, delete on memory_private.settings to service_role;
 
 -- Why: every behaviour reads its defaults from one place, so a team tunes the kit with an update.
+-- plpgsql, not sql: its lookup keeps its plan for the session, where a sql function with a SET
+-- clause plans it again on every call (a hot path reads several settings per call).
 create function memory_private.setting(p_key text)
 returns jsonb
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-    select s.value from memory_private.settings as s where s.key = p_key
+begin
+    return (select s.value from memory_private.settings as s where s.key = p_key);
+end
 $$;
 
 revoke all on function memory_private.setting(text) from public, anon, authenticated, service_role;

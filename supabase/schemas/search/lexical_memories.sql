@@ -1,23 +1,30 @@
 -- Why: BM25 over one user's live memories (not deleted, not expired), best first, for the Settings
--- keyword search and for message search. Memories are few per user (at most memory_cap live per
--- profile), so the corpus size, lengths and term frequencies are counted at query time. Its one
--- statement is planned once per session (plpgsql, generic plan): planning it took longer than
--- running it.
+-- keyword search, message search and the query's lift in memory selection. Memories are few per
+-- user (at most memory_cap live per profile), so the corpus size, lengths and term frequencies are
+-- counted at query time. relevance is the share of the query a memory covers, weighted by rarity:
+-- its score over the score of a memory holding every query term once at the average length (the
+-- sum of the terms' idf; a term no memory holds counts fully), at most 1. The query's terms and
+-- their tsquery are built once, before the statement (in it they were built again per memory), and
+-- the statement keeps its generic plan: planning it took longer than running it.
 create function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
-returns table (memory_id uuid, score double precision)
+returns table (memory_id uuid, score double precision, relevance double precision)
 language plpgsql
 stable
 rows 50
 set search_path = ''
 set plan_cache_mode = force_generic_plan
 as $$
+declare
+    v_terms text[] := memory_private.query_terms(p_query);
+    v_any tsquery;
 begin
+    if cardinality(v_terms) = 0 then
+        return;
+    end if;
+    v_any := memory_private.any_term(v_terms);
     return query
-    with terms as (
-        select memory_private.query_terms(p_query) as terms
-    ),
-    corpus as (
-        select mm.id, mm.search, mm.source_message_id
+    with corpus as (
+        select mm.id, mm.search
         from memory.memories as mm
         where mm.user_id = p_user_id and mm.deleted_at is null
             and (mm.expires_at is null or mm.expires_at > now())
@@ -27,29 +34,34 @@ begin
             coalesce(avg(length(c.search)), 1)::double precision as average
         from corpus as c
     ),
-    matches as (
-        select c.id, c.search from corpus as c, terms
-        where cardinality(terms.terms) > 0 and c.search @@ memory_private.any_term(terms.terms)
-    ),
-    frequencies as materialized (
-        select w.lexeme as term, count(*)::double precision as df
-        from matches as x
-        cross join terms
+    matches as materialized (
+        select c.id, w.lexeme, cardinality(w.positions) as tf, length(c.search) as length
+        from corpus as c
         cross join lateral unnest(
-            pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', terms.terms), '{a}')
+            pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(c.search, 'D'), 'A', v_terms), '{a}')
         ) as w (lexeme, positions, weights)
-        group by w.lexeme
+        where c.search @@ v_any
+    ),
+    frequencies as (
+        select t.term, s.documents, s.average, count(x.id)::double precision as df
+        from unnest(v_terms) as t (term)
+        cross join sizes as s
+        left join matches as x on x.lexeme = t.term
+        group by t.term, s.documents, s.average
+    ),
+    attainable as (
+        select sum(memory_private.bm25(1, f.average, f.average, f.df, f.documents)) as score from frequencies as f
+    ),
+    scored as (
+        select x.id, sum(memory_private.bm25(x.tf, x.length, f.average, f.df, f.documents)) as score
+        from matches as x
+        join frequencies as f on f.term = x.lexeme
+        group by x.id
     )
-    select x.id, sum(memory_private.bm25(cardinality(w.positions), length(x.search), s.average, f.df, s.documents))
-    from matches as x
-    cross join terms
-    cross join lateral unnest(
-        pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', terms.terms), '{a}')
-    ) as w (lexeme, positions, weights)
-    join frequencies as f on f.term = w.lexeme
-    cross join sizes as s
-    group by x.id
-    order by 2 desc, x.id
+    select s.id, s.score, least(1, s.score / a.score)
+    from scored as s
+    cross join attainable as a
+    order by 2 desc, s.id
     limit p_limit;
 end
 $$;

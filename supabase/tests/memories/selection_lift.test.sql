@@ -1,0 +1,64 @@
+-- The query's lift in memory selection: a memory's static score is multiplied by one plus its
+-- relevance, the share of the query's terms it holds weighted by rarity (BM25 over the user's own
+-- memories, against a memory holding every term once at the average length). Four facts of the
+-- same static score (0.8) and the same length (three lexemes) make the shares exact.
+begin;
+select plan(7);
+
+select tests.create_cast('selection-lift');
+with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
+select tests.remember('p', id) from p;
+insert into memory.memories (user_id, content, type, confidence) values
+(tests.recall('owner')::uuid, 'marathon training plan', 'fact', 0.8),
+(tests.recall('owner')::uuid, 'weekly training plan', 'fact', 0.8),
+(tests.recall('owner')::uuid, 'garden watering plan', 'fact', 0.8),
+(tests.recall('owner')::uuid, 'birthday party guests', 'fact', 0.8);
+
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select tests.remember('plan', (
+    select jsonb_agg(jsonb_build_array(s.content, s.score) order by s.score desc, s.content)
+    from memory.select_memories(p_query => 'my marathon plan') as s
+));
+select is(
+    tests.recall('plan')::jsonb -> 0, '["marathon training plan", 1.6000]'::jsonb,
+    'a memory holding every term of the query is lifted twofold'
+);
+select is(
+    tests.recall('plan')::jsonb -> 3, '["birthday party guests", 0.8000]'::jsonb,
+    'a memory holding none keeps its static score'
+);
+select ok(
+    (tests.recall('plan')::jsonb -> 1 -> 1) = (tests.recall('plan')::jsonb -> 2 -> 1)
+    and (tests.recall('plan')::jsonb -> 1 ->> 1)::numeric between 0.81 and 1.2,
+    'memories holding only the common term are lifted alike, by less than its share of the query'
+);
+select is(
+    (select s.content from memory.select_memories(p_query => 'training in the garden', p_limit => 1) as s),
+    'garden watering plan',
+    'the rare term (one memory holds it) outranks the common one (two hold it)'
+);
+select ok(
+    (select s.score from memory.select_memories(p_query => 'marathon xylophone') as s
+    where s.content = 'marathon training plan') between 0.9 and 1.5,
+    'a term no memory holds counts in the query: the marathon memory covers part of it'
+);
+select results_eq(
+    $$select s.score from memory.select_memories(p_query => 'the and, of!') as s$$,
+    $$values (0.8000), (0.8000), (0.8000), (0.8000)$$,
+    'a query without a term lifts nothing'
+);
+
+-- Another user's memories never enter the owner's term statistics.
+select tests.clear_authentication();
+insert into memory.memories (user_id, content, type, confidence)
+select tests.recall('stranger')::uuid, format('plan %s for the marathon', i), 'fact', 0.8 from generate_series(1, 20) as i;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(
+    (select jsonb_agg(jsonb_build_array(s.content, s.score) order by s.score desc, s.content)
+    from memory.select_memories(p_query => 'my marathon plan') as s),
+    tests.recall('plan')::jsonb,
+    'another user''s memories holding the same terms change nothing'
+);
+
+select * from finish();
+rollback;
