@@ -56,9 +56,13 @@ begin
             and m.active and not m.archived and m.deleted_at is null
             and (m.expires_at is null or m.expires_at > now())
     ),
+    -- The best v_limit first (a top-N sort), then the budget over just those.
+    best as (
+        select c.* from scored as c order by c.pinned desc, c.final_score desc, c.id limit v_limit
+    ),
     ranked as (
         select c.*, row_number() over w as position, sum(c.cost) over w as spent
-        from scored as c
+        from best as c
         window w as (order by c.pinned desc, c.final_score desc, c.id)
     )
     select coalesce(array_agg(row(
