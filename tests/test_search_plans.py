@@ -114,3 +114,10 @@ def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> Non
             assert index_names(scan) == {"messages_pkey"}, json.dumps(plan)
             assert rows_read(scan) == UNFOLDED, "only the messages the fold has not reached"
         assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan"], json.dumps(plan)
+
+
+def test_without_an_embedding_no_vector_side_runs(owner_session) -> None:
+    for plan in each_call(owner_session, "with by_text as"):
+        vector = [n for n in nodes(plan) if n.get("Function Name") in ("vector_messages", "vector_memories")]
+        assert len(vector) == 2, json.dumps(plan)
+        assert all(n["Actual Loops"] == 0 for n in vector), "a vector side ran without a query embedding"

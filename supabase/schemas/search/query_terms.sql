@@ -25,14 +25,19 @@ $$;
 revoke all on function memory_private.query_terms(text) from public, anon, authenticated, service_role;
 grant execute on function memory_private.query_terms(text) to authenticated, service_role;
 
--- Why: the terms OR-ed as a tsquery that matches lexemes exactly (no second stemming).
+-- Why: the terms OR-ed as a tsquery that matches lexemes exactly (no second stemming). plpgsql:
+-- as a sql function with a SET clause it was planned on every call.
 create function memory_private.any_term(p_terms text[])
 returns tsquery
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-    select string_agg(quote_literal(t.term), ' | ')::tsquery from unnest(p_terms) as t (term)
+begin
+    return nullif(
+        array_to_string(array(select quote_literal(t.term) from unnest(p_terms) as t (term)), ' | '), ''
+    )::tsquery;
+end
 $$;
 
 revoke all on function memory_private.any_term(text[]) from public, anon, authenticated, service_role;

@@ -82,11 +82,13 @@ begin
         from (
             select n.message_id as id, n.distance
             from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
+            -- Without an embedding neither vector side is called.
+            where p_query_embedding is not null
             union all
             select mm.source_message_id, n.distance
             from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
             join memory.memories as mm on mm.id = n.memory_id
-            where mm.source_message_id is not null
+            where p_query_embedding is not null and mm.source_message_id is not null
                 and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
         ) as x
         group by x.id
