@@ -1,4 +1,7 @@
--- Why: a turn (question and answer) is stored atomically: both messages or neither.
+-- Why: a turn (question and answer) is stored atomically, both messages or neither, by one insert
+-- of two rows: the table numbers the question's turn and joins the answer to it
+-- (memory_private.assign_turn), and the statement's triggers run once for the turn, not once per
+-- message. Its input is checked before anything is written.
 create function memory.add_turn(
     p_conversation_id uuid,
     p_user_content text,
@@ -17,20 +20,40 @@ language plpgsql
 set search_path = ''
 as $$
 declare
-    v_question memory.messages;
-    v_answer memory.messages;
+    v_turn integer;
+    v_ids bigint [];
+    v_created timestamptz;
 begin
-    v_question := memory.add_message(
-        p_conversation_id, 'user', p_user_content, p_metadata, p_author_id, p_user_id => p_user_id
-    );
+    -- The service role may name the user it acts for: a conversation of anyone else is not found.
+    if p_user_id is not null and not exists (
+        select 1 from memory.conversations as c where c.id = p_conversation_id and c.user_id = p_user_id
+    ) then
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s of user %s', p_conversation_id, p_user_id);
+    end if;
+    if p_user_content is null or p_user_content !~ '[^[:space:]]' then
+        raise exception using errcode = '22023', message = 'content must not be empty';
+    end if;
     if p_assistant_content is null or p_assistant_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'response must not be empty';
     end if;
-    v_answer := memory.add_message(
-        p_conversation_id, 'assistant', p_assistant_content, p_metadata, null, p_tool_calls,
-        p_suggested_values, p_suggested_actions, p_custom_payload, p_used_memory_ids
-    );
-    return query select v_question.turn_number, v_question.id, v_answer.id, v_question.created_at;
+    -- Rows are inserted in the order given: the question opens the turn, the answer joins it.
+    with stored as (
+        insert into memory.messages as m (
+            conversation_id, role, content, metadata, author_id, tool_calls, suggested_values,
+            suggested_actions, custom_payload, used_memory_ids
+        ) values
+        (p_conversation_id, 'user', p_user_content, coalesce(p_metadata, '{}'), p_author_id, null, null, null, null, '{}'),
+        (
+            p_conversation_id, 'assistant', p_assistant_content, coalesce(p_metadata, '{}'), null, p_tool_calls,
+            p_suggested_values, p_suggested_actions, p_custom_payload, coalesce(p_used_memory_ids, '{}')
+        )
+        returning m.id, m.role, m.turn_number, m.created_at
+    )
+    select min(s.turn_number), array_agg(s.id order by s.role desc), min(s.created_at)
+    into v_turn, v_ids, v_created
+    from stored as s;
+    return query select v_turn, v_ids[1], v_ids[2], v_created;
 end
 $$;
 

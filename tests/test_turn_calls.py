@@ -1,0 +1,33 @@
+"""memory.add_turn stores a turn with one insert of two rows, counted on the trigger functions
+themselves (track_functions, a superuser-only setting, so this runs as the local stack's
+supabase_admin): each message is numbered by assign_turn, and the statement's triggers (the search
+corpus count) and the answer's job trigger run once for the turn."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+
+
+def test_a_turn_runs_its_statement_triggers_once(admin_url: str, make_auth_user) -> None:
+    user = make_auth_user()
+    with psycopg.connect(admin_url) as conn:
+        conn.execute("select memory.register_user(%s)", [user])
+        conversation = conn.execute("select (memory.create_conversation(p_user_id => %s)).id", [user]).fetchone()[0]
+        conn.execute("set local track_functions = 'all'")
+        conn.execute("select set_config('role', 'authenticated', true), set_config('request.jwt.claims', %s, true)",
+                     [json.dumps({"sub": str(user), "role": "authenticated"})])
+        turn, question, answer = conn.execute(
+            "select turn_number, user_message_id, assistant_message_id from memory.add_turn(%s, 'Hello?', 'Hi.')",
+            [conversation]).fetchone()
+        conn.execute("reset role")
+        stored = conn.execute("select id, role, turn_number from memory.messages where conversation_id = %s order by id",
+                              [conversation]).fetchall()
+        calls = dict(conn.execute(
+            """select f.funcname, sum(f.calls)::integer from pg_catalog.pg_stat_xact_user_functions as f
+            where f.funcname in ('assign_turn', 'count_search_corpus', 'enqueue_turn_jobs', 'add_message')
+            group by f.funcname""").fetchall())
+        conn.rollback()
+    assert stored == [(question, "user", 1), (answer, "assistant", 1)] and turn == 1
+    assert calls == {"assign_turn": 2, "count_search_corpus": 1, "enqueue_turn_jobs": 1}
