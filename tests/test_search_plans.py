@@ -113,7 +113,10 @@ def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> Non
         for scan in scans_of(plan, "messages"):
             assert index_names(scan) == {"messages_pkey"}, json.dumps(plan)
             assert rows_read(scan) == UNFOLDED, "only the messages the fold has not reached"
-        assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan"], json.dumps(plan)
+        # (Deletions pending for the fold are a table of their own, emptied every minute.)
+        assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "messages"], (
+            json.dumps(plan)
+        )
 
 
 def test_without_an_embedding_no_vector_side_runs(owner_session) -> None:

@@ -1,7 +1,7 @@
-"""memory.add_turn stores a turn with one insert of two rows, counted on the trigger functions
-themselves (track_functions, a superuser-only setting, so this runs as the local stack's
-supabase_admin): each message is numbered by assign_turn, and the statement's triggers (the search
-corpus count) and the answer's job trigger run once for the turn."""
+"""memory.add_turn stores a turn with one insert of two rows and nothing it does not need, counted on
+the functions and tables themselves (track_functions, a superuser-only setting, so this runs as the
+local stack's supabase_admin): each message is numbered by assign_turn, the answer's job trigger
+runs once for the turn, and the search statistics are left to the fold job."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import psycopg
 
 
-def test_a_turn_runs_its_statement_triggers_once(admin_url: str, make_auth_user) -> None:
+def test_a_turn_runs_only_what_it_needs(admin_url: str, make_auth_user) -> None:
     user = make_auth_user()
     with psycopg.connect(admin_url) as conn:
         conn.execute("select memory.register_user(%s)", [user])
@@ -26,8 +26,14 @@ def test_a_turn_runs_its_statement_triggers_once(admin_url: str, make_auth_user)
                               [conversation]).fetchall()
         calls = dict(conn.execute(
             """select f.funcname, sum(f.calls)::integer from pg_catalog.pg_stat_xact_user_functions as f
-            where f.funcname in ('assign_turn', 'count_search_corpus', 'enqueue_turn_jobs', 'add_message')
+            where f.funcname in ('assign_turn', 'enqueue_turn_jobs', 'add_message', 'unfold_search_terms')
             group by f.funcname""").fetchall())
+        statistics = conn.execute(
+            """select coalesce(sum(t.n_tup_ins + t.n_tup_upd + t.n_tup_del), 0)::integer
+            from pg_catalog.pg_stat_xact_user_tables as t
+            where t.schemaname = 'memory_private' and t.relname in ('search_corpus', 'search_terms', 'search_unfolds')"""
+        ).fetchone()[0]
         conn.rollback()
     assert stored == [(question, "user", 1), (answer, "assistant", 1)] and turn == 1
-    assert calls == {"assign_turn": 2, "count_search_corpus": 1, "enqueue_turn_jobs": 1}
+    assert calls == {"assign_turn": 2, "enqueue_turn_jobs": 1}
+    assert statistics == 0, "a turn writes no search statistics: the fold job counts it"

@@ -1,7 +1,8 @@
 -- Why: BM25 over one user's live messages (optionally one conversation), best first, at a cost that
--- does not grow with the history: frequencies come from search_terms (plus messages not folded yet)
--- and the candidates are the newest messages holding the query's rarest terms, at most
--- lexical_candidates (scoring a candidate costs a few microseconds, so the bound is the cost).
+-- does not grow with the history: frequencies come from search_terms and search_corpus (plus
+-- messages not folded yet, less deleted ones not unfolded yet) and the candidates are the newest
+-- messages holding the query's rarest terms, at most lexical_candidates (scoring a candidate costs a
+-- few microseconds, so the bound is the cost).
 -- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
 -- the owner after its own access check. Its statements are planned for each call's values (which
 -- terms are rare, how far the fold has come): a generic plan counts unfolded messages through the
@@ -19,6 +20,7 @@ as $$
 declare
     v_terms text[] := memory_private.query_terms(p_query);
     v_documents double precision;
+    v_lexemes double precision;
     v_average double precision;
     v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
     v_frequencies jsonb;
@@ -31,13 +33,28 @@ begin
     if cardinality(v_terms) = 0 then
         return;
     end if;
-    select greatest(c.documents, 1), c.lexemes::double precision / greatest(c.documents, 1)
-    into v_documents, v_average
-    from memory_private.search_corpus as c where c.user_id = p_user_id;
-    if not found then
+    -- The corpus: what the fold counted, plus the user's messages not folded yet, less the deleted
+    -- ones not unfolded yet.
+    select coalesce(c.documents, 0) + u.documents - d.documents, coalesce(c.lexemes, 0) + u.lexemes - d.lexemes
+    into v_documents, v_lexemes
+    from (
+        select count(*) as documents, coalesce(sum(length(x.search)), 0) as lexemes
+        from (
+            select m.search from memory.messages as m
+            where m.user_id = p_user_id and m.id > v_folded
+            limit 20000
+        ) as x
+    ) as u
+    cross join (
+        select count(*) as documents, coalesce(sum(length(g.search)), 0) as lexemes
+        from memory_private.search_unfolds as g where g.user_id = p_user_id
+    ) as d
+    left join memory_private.search_corpus as c on c.user_id = p_user_id;
+    if v_documents < 1 then
         return;
     end if;
-    -- Each term's frequency: the folded count plus the user's messages not folded yet.
+    v_average := v_lexemes / v_documents;
+    -- Each term's frequency likewise.
     select
         jsonb_object_agg(f.term, f.df),
         array_agg(f.term order by f.df, f.term) filter (where f.running <= v_candidates or f.position = 1)
@@ -51,6 +68,9 @@ begin
                     where m.user_id = p_user_id and m.id > v_folded and m.search @@ quote_literal(t.term)::tsquery
                     limit 20000
                 ) as u
+            ) - (
+                select count(*) from memory_private.search_unfolds as g
+                where g.user_id = p_user_id and g.search @@ quote_literal(t.term)::tsquery
             ) as df
             from unnest(v_terms) as t (term)
             left join memory_private.search_terms as s on s.user_id = p_user_id and s.lexeme = t.term

@@ -113,20 +113,23 @@ select results_eq(
     'the service role searches for the user it names, and finds only that user''s messages'
 );
 
--- The corpus size follows writes and deletes.
+-- The corpus size follows writes and deletes, through the fold.
 select tests.clear_authentication();
+select memory_private.fold_search_terms();
 select tests.remember('documents', (select documents from memory_private.search_corpus where user_id = tests.recall('owner')::uuid));
 select memory.add_turn(tests.recall('conv')::uuid, 'One more question', 'One more answer');
+select memory_private.fold_search_terms();
 select is(
     (select documents from memory_private.search_corpus where user_id = tests.recall('owner')::uuid),
     tests.recall('documents')::bigint + 2,
-    'a turn adds two documents to the owner''s corpus'
+    'a folded turn adds two documents to the owner''s corpus'
 );
 delete from memory.messages where id = tests.recall('long')::bigint;
+select memory_private.fold_search_terms();
 select is(
     (select documents from memory_private.search_corpus where user_id = tests.recall('owner')::uuid),
     tests.recall('documents')::bigint + 1,
-    'a deleted message leaves the corpus'
+    'a deleted message leaves the corpus at the next fold'
 );
 
 select * from finish();

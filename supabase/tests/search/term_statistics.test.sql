@@ -1,9 +1,10 @@
--- Term statistics for BM25 (memory_private.search_terms): folding counts each lexeme once per
--- message of its user; messages not folded yet are counted at query time, so the ranking is the
--- same before and after a fold; deleting a counted message takes it out. Users read only their
--- own statistics; only service_role folds or writes them; anon reaches nothing.
+-- Term statistics for BM25 (memory_private.search_terms, search_corpus): folding counts each
+-- lexeme once per message of its user; messages not folded yet are counted at query time, so the
+-- ranking is the same before and after a fold. Deleting a counted message writes no statistic: it
+-- is noted in search_unfolds, left out at query time, and taken out by the next fold. Users read
+-- only their own statistics; only service_role folds or writes them; anon reaches nothing.
 begin;
-select plan(12);
+select plan(20);
 
 select tests.create_cast('search-terms');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Terms', p_window_turns => 1000)).id);
@@ -46,9 +47,56 @@ select is(
 
 select tests.clear_authentication();
 delete from memory.messages where id = tests.recall('both')::bigint;
+select results_eq(
+    format($$select (select documents from memory_private.search_terms where user_id = %1$L and lexeme = 'zeppelin'),
+        (select count(*)::integer from memory_private.search_unfolds where user_id = %1$L)$$, tests.recall('owner')),
+    $$values (2, 1)$$,
+    'a deleted message that was counted is noted for the next fold; no statistic is written yet'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
+create temporary table before_unfold as
+select * from memory_private.lexical_messages(tests.recall('owner')::uuid, 'coffee zeppelin museum');
+select ok(
+    not exists (select 1 from before_unfold where message_id = tests.recall('both')::bigint),
+    'search leaves the deleted message out at once'
+);
+select tests.authenticate_as_service_role();
+select memory_private.fold_search_terms();
+select tests.clear_authentication();
+select results_eq(
+    format($$select (select documents from memory_private.search_terms where user_id = %1$L and lexeme = 'zeppelin'),
+        (select documents::integer from memory_private.search_corpus where user_id = %1$L),
+        (select count(*)::integer from memory_private.search_unfolds)$$, tests.recall('owner')),
+    $$values (1, 21, 0)$$,
+    'the next fold takes the deleted message out of the term and corpus counts'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    $$select * from memory_private.lexical_messages(tests.recall('owner')::uuid, 'coffee zeppelin museum')$$,
+    $$select * from before_unfold$$,
+    'the ranking is the same before and after the fold takes a deleted message out'
+);
+
+-- Pending deletions of both users, not folded yet.
+select tests.clear_authentication();
+delete from memory.messages where id = tests.recall('zeppelin')::bigint;
+delete from memory.messages where conversation_id = tests.recall('theirs')::uuid;
+select tests.authenticate_as_anon();
+select throws_ok('select * from memory_private.search_unfolds', '42501', null, 'anon cannot read pending deletions');
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    'select user_id from memory_private.search_unfolds',
+    format('values (%L::uuid)', tests.recall('owner')),
+    'the owner reads their own pending deletions only'
+);
+select throws_ok(
+    $$delete from memory_private.search_unfolds$$, '42501', null, 'a signed-in user cannot change pending deletions'
+);
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
+select is_empty('select 1 from memory_private.search_unfolds', 'a tenant admin reads no user''s pending deletions');
+select tests.authenticate_as_service_role();
 select is(
-    (select documents from memory_private.search_terms where user_id = tests.recall('owner')::uuid and lexeme = 'zeppelin'),
-    1, 'a deleted message leaves the counts'
+    (select count(*)::integer from memory_private.search_unfolds), 2, 'service_role reads every pending deletion'
 );
 
 select tests.authenticate_as_anon();
