@@ -148,7 +148,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"sweeping through messages. Between the run before this one and this one the "
         f"1-client ratio fell from 0.30x to {_g(wr, 'levels', 0, 'throughput_ratio')}x: on a scratch cluster of this machine "
         f"the code of that run (f953f4a) took 3.15-3.18 ms per add_turn one statement at a time and the code "
-        f"of 2c254eb 3.14-3.52 ms, so the fall is the machine's (the kit's server-side work slowed about twofold, the peer's "
+        f"of 2c254eb 3.14-3.52 ms, so the fall is the machine's (the kit's server-side work slowed about twofold, "
+        f"the peer's "
         f"per-turn time less, being mostly round trip and client), not the code's.",
         f"7. **Sweeps resume where they stopped.** A conversation is deleted only once its messages are gone, and "
         f"the messages of expired conversations leave in bounded, skip-locked batches: sweeping "
