@@ -20,13 +20,7 @@ as $$
 declare
     v_message memory.messages;
 begin
-    -- The service role may name the user it acts for: a conversation of anyone else is not found.
-    if p_user_id is not null and not exists (
-        select 1 from memory.conversations as c where c.id = p_conversation_id and c.user_id = p_user_id
-    ) then
-        raise exception using errcode = 'P0002', message = 'conversation not found',
-            detail = format('conversation %s of user %s', p_conversation_id, p_user_id);
-    end if;
+    perform memory_private.check_acting_for(p_conversation_id, p_user_id);
     if p_role is null or p_role not in ('user', 'assistant') then
         raise exception using errcode = '22023', message = format('invalid role %L', p_role),
             hint = 'role must be ''user'' or ''assistant''';

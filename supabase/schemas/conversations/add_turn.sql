@@ -24,13 +24,7 @@ declare
     v_ids bigint [];
     v_created timestamptz;
 begin
-    -- The service role may name the user it acts for: a conversation of anyone else is not found.
-    if p_user_id is not null and not exists (
-        select 1 from memory.conversations as c where c.id = p_conversation_id and c.user_id = p_user_id
-    ) then
-        raise exception using errcode = 'P0002', message = 'conversation not found',
-            detail = format('conversation %s of user %s', p_conversation_id, p_user_id);
-    end if;
+    perform memory_private.check_acting_for(p_conversation_id, p_user_id);
     if p_user_content is null or p_user_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'content must not be empty';
     end if;
