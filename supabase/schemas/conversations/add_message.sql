@@ -20,7 +20,9 @@ as $$
 declare
     v_message memory.messages;
 begin
-    perform memory_private.check_acting_for(p_conversation_id, p_user_id);
+    if p_user_id is not null then
+        perform memory_private.check_acting_for(p_conversation_id, p_user_id);
+    end if;
     if p_role is null or p_role not in ('user', 'assistant') then
         raise exception using errcode = '22023', message = format('invalid role %L', p_role),
             hint = 'role must be ''user'' or ''assistant''';

@@ -24,7 +24,9 @@ declare
     v_ids bigint [];
     v_created timestamptz;
 begin
-    perform memory_private.check_acting_for(p_conversation_id, p_user_id);
+    if p_user_id is not null then
+        perform memory_private.check_acting_for(p_conversation_id, p_user_id);
+    end if;
     if p_user_content is null or p_user_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'content must not be empty';
     end if;

@@ -4,7 +4,7 @@
 -- counted at query time. relevance is the share of the query a memory covers, weighted by rarity:
 -- its score over the score of a memory holding every query term once at the average length (the
 -- sum of the terms' idf; a term no memory holds counts fully), at most 1. The query's terms and
--- their tsquery are built once, before the statement (in it they were built again per memory), and
+-- their tsquery are built once, before the statement, not for each memory, and
 -- the statement keeps its generic plan: planning it took longer than running it.
 create function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
 returns table (memory_id uuid, score double precision, relevance double precision)

@@ -119,7 +119,6 @@ begin
     select o.user_id, o.search
     from old_messages as o
     where o.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
-        and o.search is not null
         -- An erased user's statistics went with the user.
         and exists (select 1 from memory.users as u where u.id = o.user_id);
     return null;
