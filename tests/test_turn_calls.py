@@ -1,7 +1,8 @@
 """memory.add_turn stores a turn with one insert of two rows and nothing it does not need, counted on
 the functions and tables themselves (track_functions, a superuser-only setting, so this runs as the
 local stack's supabase_admin): each message is numbered by assign_turn, the answer's job trigger
-runs once for the turn, and the search statistics are left to the fold job."""
+runs once for the turn, the import check is not asked on a connection that never imported, and
+the search statistics are left to the fold job."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_a_turn_runs_only_what_it_needs(admin_url: str, make_auth_user) -> None:
                               [conversation]).fetchall()
         calls = dict(conn.execute(
             """select f.funcname, sum(f.calls)::integer from pg_catalog.pg_stat_xact_user_functions as f
-            where f.funcname in ('assign_turn', 'enqueue_turn_jobs', 'add_message', 'unfold_search_terms')
+            where f.funcname in ('assign_turn', 'enqueue_turn_jobs', 'add_message', 'unfold_search_terms', 'importing')
             group by f.funcname""").fetchall())
         statistics = conn.execute(
             """select coalesce(sum(t.n_tup_ins + t.n_tup_upd + t.n_tup_del), 0)::integer

@@ -14,8 +14,9 @@ declare
     v_next integer;
     v_join boolean;
 begin
-    -- memory.import_messages numbers, locks and trims its batch itself.
-    if current_setting('memory.importing', true) = 'on' and memory_private.importing() then
+    -- memory.import_messages numbers, locks and trims its batch itself. The setting is unset (null)
+    -- on a connection that never imported: coalesced, so only an import's rows ask importing().
+    if coalesce(current_setting('memory.importing', true), '') = 'on' and memory_private.importing() then
         return new;
     end if;
     select c.* into v_conversation from memory.conversations as c where c.id = new.conversation_id for update;

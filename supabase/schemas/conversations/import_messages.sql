@@ -16,14 +16,17 @@ alter table memory_private.imports enable row level security;
 revoke all on memory_private.imports from public, anon, authenticated, service_role;
 
 -- Why: the message triggers ask this after the setting says an import may be running, so a
--- caller who sets memory.importing themselves changes nothing.
+-- caller who sets memory.importing themselves changes nothing. plpgsql keeps its plan: it is asked
+-- once per imported row (an sql function with a SET clause is planned on every call).
 create function memory_private.importing()
 returns boolean
-language sql
+language plpgsql
 volatile
 set search_path = ''
 as $$
-    select exists (select 1 from memory_private.imports as i where i.xact = pg_catalog.pg_current_xact_id())
+begin
+    return exists (select 1 from memory_private.imports as i where i.xact = pg_catalog.pg_current_xact_id());
+end
 $$;
 
 revoke all on function memory_private.importing() from public, anon, authenticated, service_role;

@@ -12,7 +12,7 @@ declare
     v_interval integer := (memory_private.setting('summary_interval'))::integer;
 begin
     -- Imported history queues extraction only when the import asks for it, and no summaries.
-    if current_setting('memory.importing', true) = 'on' and memory_private.importing() then
+    if coalesce(current_setting('memory.importing', true), '') = 'on' and memory_private.importing() then
         return null;
     end if;
     perform memory_private.queue_extraction(m.id)
