@@ -1,10 +1,12 @@
 -- Why: seed 001 hands out session ids; a session is a conversation with the default policy.
 create function memory.create_session(p_user_id uuid default null)
 returns uuid
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select (memory.create_conversation(p_user_id)).id
+begin
+    return (memory.create_conversation(p_user_id)).id;
+end
 $$;
 
 revoke all on function memory.create_session(uuid) from public, anon, authenticated, service_role;

@@ -2,10 +2,12 @@
 -- current_conversation calls it.
 create function memory.find_conversation(p_user_id uuid default null, p_match jsonb default '{}')
 returns setof memory.conversations
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
+begin
+    return query
     select c.*
     from memory.conversations as c
     where c.user_id = memory_private.acting_user(p_user_id)
@@ -13,7 +15,8 @@ as $$
         and (c.expires_at is null or c.expires_at > now())
         and c.metadata @> coalesce(p_match, '{}')
     order by c.updated_at desc
-    limit 1
+    limit 1;
+end
 $$;
 
 revoke all on function memory.find_conversation(uuid, jsonb) from public, anon, authenticated, service_role;

@@ -7,11 +7,14 @@ create function memory.history(
     p_newest_first boolean default false
 )
 returns setof memory.messages
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select h.* from memory_private.history(p_conversation_id, p_limit, p_offset, p_newest_first) as h
+begin
+    return query
+    select h.* from memory_private.history(p_conversation_id, p_limit, p_offset, p_newest_first) as h;
+end
 $$;
 
 revoke all on function memory.history(uuid, integer, integer, boolean) from public, anon, authenticated, service_role;

@@ -37,10 +37,12 @@ returns table (
     ord bigint, conversation_id uuid, role text, content text, created_at timestamptz, author_id uuid,
     metadata jsonb, tool_calls jsonb, suggested_values jsonb, suggested_actions jsonb, custom_payload jsonb
 )
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
+begin
+    return query
     select x.ord, x.conversation_id, x.role, x.content, x.created_at, x.author_id, coalesce(x.metadata, '{}'),
         x.tool_calls, x.suggested_values, x.suggested_actions, x.custom_payload
     from rows from (
@@ -51,7 +53,8 @@ as $$
     ) with ordinality as x (
         conversation_id, role, content, created_at, author_id, metadata, tool_calls, suggested_values,
         suggested_actions, custom_payload, ord
-    )
+    );
+end
 $$;
 
 revoke all on function memory_private.import_rows(jsonb) from public, anon, authenticated, service_role;
@@ -182,10 +185,13 @@ grant execute on function memory_private.import_messages(jsonb, boolean) to serv
 
 create function memory.import_messages(p_messages jsonb, p_extract boolean default false)
 returns table (conversation_id uuid, imported integer, last_turn integer)
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select i.* from memory_private.import_messages(p_messages, p_extract) as i
+begin
+    return query
+    select i.* from memory_private.import_messages(p_messages, p_extract) as i;
+end
 $$;
 
 comment on function memory.import_messages(jsonb, boolean) is

@@ -2,11 +2,13 @@
 -- owner (migrations, pg_cron); the checks that stand in for the per-row policies ask this.
 create function memory_private.trusted_caller()
 returns boolean
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select pg_has_role(coalesce(nullif(current_setting('role'), 'none'), session_user), 'service_role', 'usage')
+begin
+    return pg_has_role(coalesce(nullif(current_setting('role'), 'none'), session_user), 'service_role', 'usage');
+end
 $$;
 
 revoke all on function memory_private.trusted_caller() from public, anon, authenticated, service_role;

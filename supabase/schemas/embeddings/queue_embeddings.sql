@@ -37,10 +37,12 @@ grant execute on function memory_private.queue_embeddings(integer) to service_ro
 
 create function memory.queue_embeddings()
 returns integer
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select memory_private.queue_embeddings()
+begin
+    return memory_private.queue_embeddings();
+end
 $$;
 
 revoke all on function memory.queue_embeddings() from public, anon, authenticated, service_role;

@@ -3,10 +3,12 @@
 -- often means little alone ("yes, in May"); embedding_context_chars sets how much (0: none).
 create function memory_private.unembedded(p_user_id uuid, p_limit integer)
 returns table (kind text, id text, content text)
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
+begin
+    return query
     (
         select 'message', m.id::text, coalesce(right(p.content, c.chars) || e'\n', '') || m.content
         from memory.messages as m
@@ -31,7 +33,8 @@ as $$
         order by mm.created_at desc, mm.id
         limit p_limit
     )
-    limit p_limit
+    limit p_limit;
+end
 $$;
 
 revoke all on function memory_private.unembedded(uuid, integer) from public, anon, authenticated, service_role;

@@ -19,11 +19,15 @@ grant select on memory_private.message_scans to service_role;
 -- The id of the last of the next p_batch messages after p_from (null: none).
 create function memory_private.next_messages(p_from bigint, p_batch integer)
 returns bigint
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select max(n.id) from (select m.id from memory.messages as m where m.id > p_from order by m.id limit p_batch) as n
+begin
+    return (
+        select max(n.id) from (select m.id from memory.messages as m where m.id > p_from order by m.id limit p_batch) as n
+    );
+end
 $$;
 
 revoke all on function memory_private.next_messages(bigint, integer) from public, anon, authenticated, service_role;

@@ -3,12 +3,14 @@
 -- the rows already stored.
 create function memory_private.is_time_zone(p_name text)
 returns boolean
-language sql
+language plpgsql
 immutable
 security definer
 set search_path = ''
 as $$
-    select exists (select 1 from memory_private.time_zones as z where z.name = p_name)
+begin
+    return exists (select 1 from memory_private.time_zones as z where z.name = p_name);
+end
 $$;
 
 revoke all on function memory_private.is_time_zone(text) from public, anon, authenticated, service_role;

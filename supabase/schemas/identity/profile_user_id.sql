@@ -3,11 +3,15 @@
 -- only. Reads under the caller's RLS: a profile they cannot see has no user.
 create function memory.profile_user_id(p_profile_id uuid)
 returns uuid
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select p.user_id from memory.profiles as p where p.id = p_profile_id
+begin
+    return (
+        select p.user_id from memory.profiles as p where p.id = p_profile_id
+    );
+end
 $$;
 
 revoke all on function memory.profile_user_id(uuid) from public, anon, authenticated, service_role;

@@ -30,11 +30,14 @@ grant select on memory_private.job_stats to service_role;
 
 create function memory.job_stats()
 returns setof memory_private.job_stats
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select * from memory_private.job_stats order by kind
+begin
+    return query
+    select * from memory_private.job_stats order by kind;
+end
 $$;
 
 revoke all on function memory.job_stats() from public, anon, authenticated, service_role;

@@ -3,14 +3,18 @@
 -- through the same gate as the turn trigger. Returns how many jobs were queued.
 create function memory.request_extraction(p_conversation_id uuid)
 returns integer
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select count(memory_private.enqueue_extraction(m.id))::integer
-    from memory.messages as m
-    where m.conversation_id = p_conversation_id and m.role = 'user'
-        and (m.expires_at is null or m.expires_at > now())
-        and not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
+begin
+    return (
+        select count(memory_private.enqueue_extraction(m.id))::integer
+        from memory.messages as m
+        where m.conversation_id = p_conversation_id and m.role = 'user'
+            and (m.expires_at is null or m.expires_at > now())
+            and not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
+    );
+end
 $$;
 
 revoke all on function memory.request_extraction(uuid) from public, anon, authenticated, service_role;

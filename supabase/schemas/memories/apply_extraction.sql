@@ -4,11 +4,14 @@ create function memory.apply_extraction(
     p_source_message_id bigint, p_memories jsonb, p_user_id uuid default null
 )
 returns table (memory_id uuid, outcome text)
-language sql
+language plpgsql
 set search_path = ''
 as $$
+begin
+    return query
     select r.memory_id, r.outcome
-    from memory_private.extract_memories(p_source_message_id, p_memories, p_user_id, true) as r
+    from memory_private.extract_memories(p_source_message_id, p_memories, p_user_id, true) as r;
+end
 $$;
 
 revoke all on function memory.apply_extraction(bigint, jsonb, uuid) from public, anon, authenticated, service_role;

@@ -3,10 +3,12 @@
 -- directly, so an invoker wrapper calls a security definer body that memory_scope limits.
 create function memory.forget(p_memory_id uuid, p_user_id uuid default null)
 returns memory.memories
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select * from memory_private.forget(p_memory_id, p_user_id)
+begin
+    return memory_private.forget(p_memory_id, p_user_id);
+end
 $$;
 
 revoke all on function memory.forget(uuid, uuid) from public, anon, authenticated, service_role;

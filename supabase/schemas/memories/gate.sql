@@ -70,15 +70,19 @@ grant execute on function memory_private.memory_gate(uuid, bigint) to authentica
 
 create function memory_private.long_term_profile(p_conversation_id uuid)
 returns uuid
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select c.profile_id
-    from memory.conversations as c
-    inner join memory.profiles as p on c.profile_id = p.id and c.user_id = p.user_id and p.is_primary
-    inner join memory.users as u on c.user_id = u.id and not u.memory_paused
-    where c.id = p_conversation_id and c.remember
+begin
+    return (
+        select c.profile_id
+        from memory.conversations as c
+        inner join memory.profiles as p on c.profile_id = p.id and c.user_id = p.user_id and p.is_primary
+        inner join memory.users as u on c.user_id = u.id and not u.memory_paused
+        where c.id = p_conversation_id and c.remember
+    );
+end
 $$;
 
 revoke all on function memory_private.long_term_profile(uuid) from public, anon, authenticated, service_role;

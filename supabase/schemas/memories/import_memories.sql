@@ -4,10 +4,12 @@
 -- restore records as they were (ids, states, counters, times).
 create function memory.import_memories(p_export jsonb, p_user_id uuid default null)
 returns integer
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select memory_private.import_memories(p_export, p_user_id)
+begin
+    return memory_private.import_memories(p_export, p_user_id);
+end
 $$;
 
 revoke all on function memory.import_memories(jsonb, uuid) from public, anon, authenticated, service_role;

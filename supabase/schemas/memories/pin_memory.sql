@@ -5,10 +5,12 @@ create function memory.pin_memory(
     p_memory_id uuid, p_pinned boolean default true, p_user_id uuid default null
 )
 returns memory.memories
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select * from memory_private.pin_memory(p_memory_id, p_pinned, p_user_id)
+begin
+    return memory_private.pin_memory(p_memory_id, p_pinned, p_user_id);
+end
 $$;
 
 revoke all on function memory.pin_memory(uuid, boolean, uuid) from public, anon, authenticated, service_role;

@@ -5,16 +5,18 @@ create function memory_private.reinforce(
     p_memory_ids uuid[], p_confidence numeric default null, p_user_id uuid default null
 )
 returns void
-language sql
+language plpgsql
 security definer
 set search_path = ''
 as $$
+begin
     update memory.memories as m
     set reference_count = m.reference_count + 1,
         last_referenced_at = now(),
         confidence = greatest(m.confidence, coalesce(p_confidence, m.confidence))
     where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id)
-        and (p_user_id is null or m.user_id = p_user_id)
+        and (p_user_id is null or m.user_id = p_user_id);
+end
 $$;
 
 revoke all on function memory_private.reinforce(uuid[], numeric, uuid) from public, anon, authenticated, service_role;

@@ -15,14 +15,17 @@ create function memory.remember(
     p_expires_at timestamptz default null
 )
 returns table (memory_id uuid, outcome text)
-language sql
+language plpgsql
 set search_path = ''
 as $$
+begin
+    return query
     select r.memory_id, r.outcome
     from memory_private.remember(
         p_content, p_type, p_user_id, p_profile_id, p_category, p_confidence, p_context, p_source_message_id,
         p_pinned, p_expires_at
-    ) as r
+    ) as r;
+end
 $$;
 
 revoke all on function memory.remember(

@@ -3,10 +3,12 @@
 -- superseded comes back inactive, so an old version never stands active next to its newer one.
 create function memory.restore_memory(p_memory_id uuid, p_user_id uuid default null)
 returns memory.memories
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select * from memory_private.restore_memory(p_memory_id, p_user_id)
+begin
+    return memory_private.restore_memory(p_memory_id, p_user_id);
+end
 $$;
 
 revoke all on function memory.restore_memory(uuid, uuid) from public, anon, authenticated, service_role;

@@ -12,12 +12,14 @@ create function memory.revise_memory(
     p_user_id uuid default null
 )
 returns memory.memories
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select * from memory_private.revise_memory(
+begin
+    return memory_private.revise_memory(
         p_memory_id, p_content, p_type, p_category, p_confidence, p_source_message_id, p_user_id
-    )
+    );
+end
 $$;
 
 revoke all on function memory.revise_memory(uuid, text, text, text, numeric, bigint, uuid)

@@ -39,16 +39,18 @@ grant select on memory_private.sensitive_terms to service_role;
 -- because the terms live where API roles cannot write them.
 create function memory_private.is_sensitive_claim(p_content text)
 returns boolean
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-    select exists (
+begin
+    return exists (
         select 1
         from memory_private.sensitive_terms as t
         where to_tsvector('english'::regconfig, coalesce(p_content, '')) @@ t.query
-    )
+    );
+end
 $$;
 
 revoke all on function memory_private.is_sensitive_claim(text) from public, anon, authenticated, service_role;

@@ -32,10 +32,12 @@ grant execute on function memory_private.unarchive_memory(uuid, uuid) to authent
 
 create function memory.unarchive_memory(p_memory_id uuid, p_user_id uuid default null)
 returns memory.memories
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select * from memory_private.unarchive_memory(p_memory_id, p_user_id)
+begin
+    return memory_private.unarchive_memory(p_memory_id, p_user_id);
+end
 $$;
 
 revoke all on function memory.unarchive_memory(uuid, uuid) from public, anon, authenticated, service_role;

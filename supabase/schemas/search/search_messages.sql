@@ -10,13 +10,16 @@ create function memory.search_messages(
     p_query_embedding extensions.vector default null
 )
 returns setof memory.messages
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
+begin
+    return query
     select s.* from memory_private.search_messages(
         p_query, p_user_id, p_conversation_id, p_limit, p_offset, p_query_embedding
-    ) as s
+    ) as s;
+end
 $$;
 
 revoke all on function memory.search_messages(text, uuid, uuid, integer, integer, extensions.vector)

@@ -23,10 +23,12 @@ revoke all on function memory_private.record_used_memories() from public, anon, 
 -- Why: ids returned to the app are attached to the assistant message once it exists.
 create function memory.mark_memories_used(p_message_id bigint, p_memory_ids uuid[])
 returns void
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select memory_private.record_selection(p_memory_ids, p_message_id)
+begin
+    perform memory_private.record_selection(p_memory_ids, p_message_id);
+end
 $$;
 
 revoke all on function memory.mark_memories_used(bigint, uuid[]) from public, anon, authenticated, service_role;

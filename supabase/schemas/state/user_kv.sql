@@ -46,13 +46,18 @@ grant insert (user_id, key, value), update (value, updated_at) on memory.user_kv
 -- Why: seed 003's set_memory is an atomic upsert: concurrent writers never see a duplicate key.
 create function memory.kv_set(p_key text, p_value jsonb, p_user_id uuid default null)
 returns memory.user_kv
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    insert into memory.user_kv (user_id, key, value)
+declare
+    v_row memory.user_kv;
+begin
+    insert into memory.user_kv as k (user_id, key, value)
     values (memory_private.writing_user(p_user_id), p_key, p_value)
     on conflict (user_id, key) do update set value = excluded.value, updated_at = now()
-    returning *
+    returning k.* into v_row;
+    return v_row;
+end
 $$;
 
 revoke all on function memory.kv_set(text, jsonb, uuid) from public, anon, authenticated, service_role;

@@ -41,13 +41,18 @@ grant insert (user_id, mode), update (mode, updated_at) on memory.user_state to 
 
 create function memory.state_set(p_mode text, p_user_id uuid default null)
 returns memory.user_state
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    insert into memory.user_state (user_id, mode)
+declare
+    v_row memory.user_state;
+begin
+    insert into memory.user_state as s (user_id, mode)
     values (memory_private.writing_user(p_user_id), p_mode)
     on conflict (user_id) do update set mode = excluded.mode, updated_at = now()
-    returning *
+    returning s.* into v_row;
+    return v_row;
+end
 $$;
 
 revoke all on function memory.state_set(text, uuid) from public, anon, authenticated, service_role;

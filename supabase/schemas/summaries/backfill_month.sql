@@ -6,10 +6,12 @@ create function memory.backfill_month(
     p_profile_id uuid, p_year integer, p_month integer, p_regenerate boolean default false
 )
 returns integer
-language sql
+language plpgsql
 set search_path = ''
 as $$
-    select memory_private.backfill_month(p_profile_id, p_year, p_month, p_regenerate)
+begin
+    return memory_private.backfill_month(p_profile_id, p_year, p_month, p_regenerate);
+end
 $$;
 
 revoke all on function memory.backfill_month(uuid, integer, integer, boolean)

@@ -2,11 +2,13 @@
 -- profile's time zone; a week belongs to the month that holds its Thursday, as ISO years do.
 create function memory_private.local_week_start(p_at timestamptz, p_time_zone text)
 returns date
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-    select date_trunc('week', p_at at time zone p_time_zone)::date
+begin
+    return date_trunc('week', p_at at time zone p_time_zone)::date;
+end
 $$;
 
 revoke all on function memory_private.local_week_start(timestamp with time zone, text)
