@@ -87,17 +87,21 @@ begin
         order by m.id desc
         limit v_candidates
     )
-    select x.id, sum(memory_private.bm25(
-        cardinality(w.positions), length(x.search), v_average,
-        greatest((v_frequencies ->> w.lexeme)::double precision, 1), v_documents
+    select w.id, sum(memory_private.bm25(
+        cardinality((w.term).positions), w.length, v_average,
+        greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
     ))
-    from matches as x
-    -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight).
-    cross join lateral unnest(
-        pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', v_terms), '{a}')
-    ) as w (lexeme, positions, weights)
-    group by x.id
-    order by 2 desc, x.id
+    from (
+        -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight), and
+        -- unnested in the select list: a set-returning call there streams its rows, where a lateral
+        -- function scan fills a tuplestore for each candidate (about a fifth of the scoring).
+        select x.id, length(x.search) as length, unnest(
+            pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', v_terms), '{a}')
+        ) as term
+        from matches as x
+    ) as w
+    group by w.id
+    order by 2 desc, w.id
     limit p_limit;
 end
 $$;
