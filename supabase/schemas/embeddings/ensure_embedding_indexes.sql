@@ -1,4 +1,5 @@
--- The HNSW index of a model, named after it; idempotent.
+-- The HNSW index of a model's message vectors, named after it; idempotent. Memories have none:
+-- they are searched exactly, per user (memory_private.vector_memories).
 -- Security definer: service_role sets the model but does not own the tables.
 create function memory_private.ensure_embedding_indexes(p_model text, p_dimensions integer)
 returns void
@@ -13,11 +14,6 @@ begin
         'create index if not exists %I on memory_private.message_embeddings using hnsw '
         '((embedding::extensions.vector(%s)) extensions.vector_cosine_ops) where model = %L',
         'message_embeddings_hnsw_' || v_suffix, p_dimensions, p_model
-    );
-    execute format(
-        'create index if not exists %I on memory_private.memory_embeddings using hnsw '
-        '((embedding::extensions.vector(%s)) extensions.vector_cosine_ops) where model = %L',
-        'memory_embeddings_hnsw_' || v_suffix, p_dimensions, p_model
     );
 end
 $$;

@@ -18,16 +18,14 @@ begin
         return;
     end if;
     if p_conversation_id is not null then
-        -- One conversation: exact, over its messages.
-        return query execute format(
-            'select e.message_id, (e.embedding::extensions.vector(%1$s) operator(extensions.<=>) $1)::double precision
-            from memory.messages as m
-            join memory_private.message_embeddings as e on e.message_id = m.id
-            where m.conversation_id = $3 and m.user_id = $2 and e.model = %2$L
-            order by 2, 1
-            limit $4',
-            v_dimensions, v_model
-        ) using p_embedding, p_user_id, p_conversation_id, p_limit;
+        -- One conversation: exact, over its messages; a static statement keeps its plan.
+        return query
+        select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision
+        from memory.messages as m
+        join memory_private.message_embeddings as e on e.message_id = m.id
+        where m.conversation_id = p_conversation_id and m.user_id = p_user_id and e.model = v_model
+        order by 2, 1
+        limit p_limit;
         return;
     end if;
     -- The model's partial HNSW index; relaxed order, so the nearest are sorted again.

@@ -5,7 +5,7 @@
 -- of a model that is no longer current stores nothing; the job queues itself again while rows
 -- remain, including rows written while it ran; changing the model builds its index and re-embeds.
 begin;
-select plan(22);
+select plan(23);
 
 update memory_private.settings set value = '2' where key = 'embedding_batch';
 select tests.authenticate_as_service_role();
@@ -136,6 +136,13 @@ select ok(
             and indexdef like '%hnsw%vector(2)%' and indexdef like '%test-2d-v2%'
     ),
     'the new model has its HNSW index'
+);
+select ok(
+    not exists (
+        select 1 from pg_indexes
+        where schemaname = 'memory_private' and tablename = 'memory_embeddings' and indexdef like '%hnsw%'
+    ),
+    'memories have no HNSW index: they are searched exactly, per user'
 );
 select throws_ok(
     $$select memory.set_embedding_model('big', 2001)$$,
