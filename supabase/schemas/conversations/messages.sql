@@ -45,7 +45,8 @@ comment on column memory.messages.search is 'The message''s lexemes (english), f
 -- oldest-first and newest-first reads walk this index in order and stop at their limit.
 create unique index messages_conversation_turn_role_key on memory.messages (conversation_id, turn_number, role desc);
 
-create index messages_user_id_idx on memory.messages (user_id);
+-- A user's messages, and their newest ids (what the search-term fold has not reached yet).
+create index messages_user_id_idx on memory.messages (user_id, id);
 
 create index messages_tenant_id_idx on memory.messages (tenant_id);
 

@@ -38,7 +38,7 @@ begin
         select c.id, w.lexeme, cardinality(w.positions) as tf, length(c.search) as length
         from corpus as c
         cross join lateral unnest(
-            pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(c.search, 'D'), 'A', v_terms), '{a}')
+            pg_catalog.ts_filter(pg_catalog.setweight(c.search, 'A', v_terms), '{a}')
         ) as w (lexeme, positions, weights)
         where c.search @@ v_any
     ),

@@ -2,11 +2,13 @@
 -- does not grow with the history: frequencies come from search_terms and search_corpus (plus
 -- messages not folded yet, less deleted ones not unfolded yet) and the candidates are the newest
 -- messages holding the query's rarest terms, at most lexical_candidates (scoring a candidate costs a
--- few microseconds, so the bound is the cost).
+-- few microseconds, so the bound is the cost), and always the newest holding the rarest term that
+-- any message holds.
 -- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
--- the owner after its own access check. Its statements are planned for each call's values (which
--- terms are rare, how far the fold has come): a generic plan counts unfolded messages through the
--- term index instead of the newest ids.
+-- the owner after its own access check. Its statements keep one generic plan per session (planning
+-- them for each call cost about a tenth of a search), written so that no plan walks the user's
+-- history: the messages the fold has not reached are read once through (user_id, id), and the
+-- candidates come from the term index behind a fence.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -15,7 +17,7 @@ language plpgsql
 stable
 rows 50
 set search_path = ''
-set plan_cache_mode = force_custom_plan
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_terms text[] := memory_private.query_terms(p_query);
@@ -33,70 +35,68 @@ begin
     if cardinality(v_terms) = 0 then
         return;
     end if;
-    -- The corpus: what the fold counted, plus the user's messages not folded yet, less the deleted
-    -- ones not unfolded yet.
-    select coalesce(c.documents, 0) + u.documents - d.documents, coalesce(c.lexemes, 0) + u.lexemes - d.lexemes
-    into v_documents, v_lexemes
-    from (
-        select count(*) as documents, coalesce(sum(length(x.search)), 0) as lexemes
-        from (
-            select m.search from memory.messages as m
-            where m.user_id = p_user_id and m.id > v_folded
-            limit 20000
-        ) as x
-    ) as u
-    cross join (
-        select count(*) as documents, coalesce(sum(length(g.search)), 0) as lexemes
-        from memory_private.search_unfolds as g where g.user_id = p_user_id
-    ) as d
-    left join memory_private.search_corpus as c on c.user_id = p_user_id;
+    -- The corpus and each term's frequency: what the fold counted, plus the user's messages it has
+    -- not reached (read once, by the newest ids), less the deleted ones it has not taken out yet.
+    with unfolded as materialized (
+        select m.search from memory.messages as m
+        where m.user_id = p_user_id and m.id > v_folded
+        limit 20000
+    ),
+    unfolds as materialized (
+        select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
+    ),
+    terms as (
+        select t.term, coalesce(s.documents, 0)
+            + (select count(*) from unfolded as u where u.search @@ quote_literal(t.term)::tsquery)
+            - (select count(*) from unfolds as g where g.search @@ quote_literal(t.term)::tsquery) as df
+        from unnest(v_terms) as t (term)
+        left join memory_private.search_terms as s on s.user_id = p_user_id and s.lexeme = t.term
+    ),
+    ranked as (
+        select d.term, d.df, sum(d.df) over w as running
+        from terms as d
+        window w as (order by d.df, d.term)
+    )
+    select
+        coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0)
+        + (select count(*) from unfolded) - (select count(*) from unfolds),
+        coalesce((select c.lexemes from memory_private.search_corpus as c where c.user_id = p_user_id), 0)
+        + (select coalesce(sum(length(u.search)), 0) from unfolded as u)
+        - (select coalesce(sum(length(g.search)), 0) from unfolds as g),
+        (select jsonb_object_agg(r.term, r.df) from ranked as r),
+        -- Terms no message holds find nothing, so the rarest term that some message holds is
+        -- always taken.
+        (select array_agg(r.term order by r.df, r.term) filter (where r.running <= v_candidates or r.running = r.df)
+        from ranked as r)
+    into v_documents, v_lexemes, v_frequencies, v_rarest;
     if v_documents < 1 then
         return;
     end if;
     v_average := v_lexemes / v_documents;
-    -- Each term's frequency likewise.
-    select
-        jsonb_object_agg(f.term, f.df),
-        array_agg(f.term order by f.df, f.term) filter (where f.running <= v_candidates or f.position = 1)
-    into v_frequencies, v_rarest
-    from (
-        select d.term, d.df, sum(d.df) over w as running, row_number() over w as position
-        from (
-            select t.term, coalesce(s.documents, 0) + (
-                select count(*) from (
-                    select 1 from memory.messages as m
-                    where m.user_id = p_user_id and m.id > v_folded and m.search @@ quote_literal(t.term)::tsquery
-                    limit 20000
-                ) as u
-            ) - (
-                select count(*) from memory_private.search_unfolds as g
-                where g.user_id = p_user_id and g.search @@ quote_literal(t.term)::tsquery
-            ) as df
-            from unnest(v_terms) as t (term)
-            left join memory_private.search_terms as s on s.user_id = p_user_id and s.lexeme = t.term
-        ) as d
-        window w as (order by d.df, d.term)
-    ) as f;
     return query
-    with matches as (
+    -- All matches of the rarest terms come from the term index (the fence leaves the planner no
+    -- walk of the user's history in id order), then the newest are kept.
+    with found as materialized (
         select m.id, m.search
         from memory.messages as m
         where m.user_id = p_user_id and m.search @@ memory_private.any_term(v_rarest)
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
-        order by m.id desc
-        limit v_candidates
+    ),
+    matches as (
+        select f.id, f.search from found as f order by f.id desc limit v_candidates
     )
     select w.id, sum(memory_private.bm25(
         cardinality((w.term).positions), w.length, v_average,
         greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
     ))
     from (
-        -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight), and
+        -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight; the
+        -- stored vectors hold only to_tsvector's default weight D), and
         -- unnested in the select list: a set-returning call there streams its rows, where a lateral
         -- function scan fills a tuplestore for each candidate (about a fifth of the scoring).
         select x.id, length(x.search) as length, unnest(
-            pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(x.search, 'D'), 'A', v_terms), '{a}')
+            pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_terms), '{a}')
         ) as term
         from matches as x
     ) as w

@@ -31,8 +31,8 @@ to authenticated, service_role;
 -- user's messages (memory_private.reads_user_messages: the user, their tenant's admin, the service
 -- role; anyone else finds nothing, and a participant searches only their own), so a signed-in
 -- user's search reads its candidates, not their history (tests/test_search_plans.py).
--- The fusing statement keeps one generic plan per session (planning it for each call cost more
--- than a third of a search); the page is then read by id.
+-- Its statements keep one generic plan per session (planning the fusing statement for each call
+-- cost more than a third of a search).
 create function memory_private.search_messages(
     p_query text,
     p_user_id uuid,
@@ -52,6 +52,8 @@ declare
     v_user uuid := memory_private.acting_user(p_user_id);
     v_depth integer;
     v_ids bigint[];
+    -- Null for the user themselves and trusted callers; an admin's tenants otherwise.
+    v_tenants uuid[];
 begin
     if p_limit is null or p_limit < 1 or p_limit > 200 or p_offset is null or p_offset < 0 or p_offset > 1000 then
         raise exception using errcode = '22023', message = 'limit must be 1..200 and offset 0..1000';
@@ -60,6 +62,9 @@ begin
     v_depth := greatest(p_limit + p_offset, 50);
     if not memory_private.reads_user_messages(v_user) then
         return;
+    end if;
+    if not coalesce(auth.uid() = v_user, true) then
+        v_tenants := memory_private.administered_tenants();
     end if;
     with by_text as (
         select l.message_id as id, l.score
@@ -103,16 +108,20 @@ begin
         full join semantic as s on s.id = l.id
     )
     select array_agg(f.id order by f.score desc, f.id) into v_ids from fused as f;
-    -- Planned for the ids at hand, so the page is always read by id. An admin reads only the
-    -- messages of the tenants they administer, as under the messages policy.
-    return query execute
-        'select m.* from unnest($1) with ordinality as f (id, position)
-        join memory.messages as m on m.id = f.id
-        where m.user_id = $2 and (m.expires_at is null or m.expires_at > now())
-            and ($5 or m.tenant_id = any((select memory_private.administered_tenants())::uuid[]))
-        order by f.position
-        limit $3 offset $4'
-    using v_ids, v_user, p_limit, p_offset, coalesce(auth.uid() = v_user, true);
+    -- The page is read by id: one primary-key probe per fused id, in rank order (the lateral's
+    -- limit keeps it a probe per id, where a join could scan the user's messages). An admin reads
+    -- only the messages of the tenants they administer, as under the messages policy.
+    return query
+    select m.*
+    from unnest(v_ids) with ordinality as f (id, position)
+    cross join lateral (
+        select x.* from memory.messages as x
+        where x.id = f.id and x.user_id = v_user and (x.expires_at is null or x.expires_at > now())
+            and (v_tenants is null or x.tenant_id = any(v_tenants))
+        limit 1
+    ) as m
+    order by f.position
+    limit p_limit offset p_offset;
 end
 $$;
 

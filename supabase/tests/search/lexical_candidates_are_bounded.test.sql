@@ -1,8 +1,9 @@
 -- Lexical search scores a bounded set of messages (the lexical_candidates setting): the newest
 -- holding the query's rarest terms, taken while their document frequencies sum to at most the
--- setting, and always the rarest term's newest matches; a candidate is scored on every query term.
+-- setting, and always the newest matches of the rarest term some message holds; a candidate is
+-- scored on every query term.
 begin;
-select plan(6);
+select plan(7);
 
 select tests.create_cast('search-bound');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Bound', p_window_turns => 1000)).id);
@@ -44,6 +45,13 @@ select results_eq(
     $$select n.id from (select id from memory.messages where conversation_id = tests.recall('conv')::uuid
     and search @@ to_tsquery('english', 'coffee') order by id desc limit 3) as n order by 1$$,
     'a term more common than the bound still finds its newest matches, as many as the bound'
+);
+select results_eq(
+    $$select message_id from memory_private.lexical_messages(tests.recall('owner')::uuid, 'coffee in Reykjavik')
+    order by 1$$,
+    $$select n.id from (select id from memory.messages where conversation_id = tests.recall('conv')::uuid
+    and search @@ to_tsquery('english', 'coffee') order by id desc limit 3) as n order by 1$$,
+    'terms no message holds do not stand in for the rarest term: the common one still finds its newest'
 );
 select results_eq(
     $$select id from memory.search_messages('coffee', p_limit => 10) order by id$$,
