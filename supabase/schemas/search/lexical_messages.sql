@@ -27,6 +27,9 @@ declare
     v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
     v_frequencies jsonb;
     v_rarest text[];
+    v_any tsquery;
+    v_matching double precision;
+    v_walk boolean;
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
     if v_candidates is null or v_candidates < 1 then
@@ -67,24 +70,44 @@ begin
         -- Terms no message holds find nothing, so the rarest term that some message holds is
         -- always taken.
         (select array_agg(r.term order by r.df, r.term) filter (where r.running <= v_candidates or r.running = r.df)
-        from ranked as r)
-    into v_documents, v_lexemes, v_frequencies, v_rarest;
+        from ranked as r),
+        (select sum(r.df) filter (where r.running <= v_candidates or r.running = r.df) from ranked as r)
+    into v_documents, v_lexemes, v_frequencies, v_rarest, v_matching;
     if v_documents < 1 then
         return;
     end if;
     v_average := v_lexemes / v_documents;
+    v_any := memory_private.any_term(v_rarest);
+    -- Reading every match costs about v_matching rows; walking the user's messages newest first
+    -- until the bound is met, about v_candidates * v_documents / v_matching (matches spread
+    -- through the history). Within one conversation the matches are always read.
+    v_walk := p_conversation_id is null and v_matching * v_matching > v_candidates * v_documents;
     return query
-    -- All matches of the rarest terms come from the term index (the fence leaves the planner no
-    -- walk of the user's history in id order), then the newest are kept.
+    -- Either every match of the rarest terms comes from the term index (the fence leaves the
+    -- planner no walk of the history), then the newest are kept; or, when they are most of the
+    -- history, the user's messages are walked newest first until the bound is met, through
+    -- (user_id, id) alone: the user is a range of that index (with `user_id =` the planner may
+    -- order by id alone and walk the primary key through every newer user's messages) and `is
+    -- true` keeps the term index out. The branch not taken does not run.
     with found as materialized (
         select m.id, m.search
         from memory.messages as m
-        where m.user_id = p_user_id and m.search @@ memory_private.any_term(v_rarest)
+        where not v_walk and m.user_id = p_user_id and m.search @@ v_any
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
     ),
     matches as (
-        select f.id, f.search from found as f order by f.id desc limit v_candidates
+        (select f.id, f.search from found as f order by f.id desc limit v_candidates)
+        union all
+        (
+            select m.id, m.search
+            from memory.messages as m
+            where v_walk and (m.user_id, m.id) >= (p_user_id, 0::bigint)
+                and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint) and (m.search @@ v_any) is true
+                and (m.expires_at is null or m.expires_at > now())
+            order by m.user_id desc, m.id desc
+            limit v_candidates
+        )
     )
     select w.id, sum(memory_private.bm25(
         cardinality((w.term).positions), w.length, v_average,
