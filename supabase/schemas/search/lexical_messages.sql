@@ -30,6 +30,7 @@ declare
     v_any tsquery;
     v_matching double precision;
     v_walk boolean;
+    v_walk_rows integer;
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
     if v_candidates is null or v_candidates < 1 then
@@ -79,20 +80,38 @@ begin
     v_average := v_lexemes / v_documents;
     v_any := memory_private.any_term(v_rarest);
     -- Reading every match costs about v_matching rows; walking the user's messages newest first
-    -- until the bound is met, about v_candidates * v_documents / v_matching (matches spread
-    -- through the history). Within one conversation the matches are always read.
+    -- until the bound is met, about v_candidates * v_documents / v_matching when the matches are
+    -- spread through the history. A walk reads twice that at most, then keeps the newest matches;
+    -- when it finds too few (the matches are older: a word used much, long ago) every match is
+    -- read after all, so a search never costs more than three reads of every match. Within one
+    -- conversation the matches are always read.
     v_walk := p_conversation_id is null and v_matching * v_matching > v_candidates * v_documents;
+    v_walk_rows := case when v_walk then ceil(2 * v_candidates * v_documents / v_matching)::integer end;
     return query
-    -- Either every match of the rarest terms comes from the term index (the fence leaves the
-    -- planner no walk of the history), then the newest are kept; or, when they are most of the
-    -- history, the user's messages are walked newest first until the bound is met, through
-    -- (user_id, id) alone: the user is a range of that index (with `user_id =` the planner may
-    -- order by id alone and walk the primary key through every newer user's messages) and `is
-    -- true` keeps the term index out. The branch not taken does not run.
-    with found as materialized (
+    -- The walk goes through (user_id, id) alone: the user is a range of that index (with `user_id
+    -- =` the planner may order by id alone and walk the primary key through every newer user's
+    -- messages) and the match is tested in the select list, out of the term index's reach. The
+    -- read of every match takes them from the term index (the fence leaves the planner no walk of
+    -- the history), then keeps the newest. A branch not taken does not run.
+    with walked as materialized (
+        -- Only a match's lexemes are kept.
+        select m.id, case when m.search @@ v_any then m.search end as search
+        from memory.messages as m
+        where v_walk and (m.user_id, m.id) >= (p_user_id, 0::bigint)
+            and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
+            and (m.expires_at is null or m.expires_at > now())
+        order by m.user_id desc, m.id desc
+        limit v_walk_rows
+    ),
+    walk as (
+        -- Enough: the bound met, or the user's whole history walked.
+        select count(w.search) >= v_candidates or count(*) < v_walk_rows as enough
+        from walked as w
+    ),
+    found as materialized (
         select m.id, m.search
         from memory.messages as m
-        where not v_walk and m.user_id = p_user_id and m.search @@ v_any
+        where not (v_walk and (select k.enough from walk as k)) and m.user_id = p_user_id and m.search @@ v_any
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
     ),
@@ -100,12 +119,9 @@ begin
         (select f.id, f.search from found as f order by f.id desc limit v_candidates)
         union all
         (
-            select m.id, m.search
-            from memory.messages as m
-            where v_walk and (m.user_id, m.id) >= (p_user_id, 0::bigint)
-                and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint) and (m.search @@ v_any) is true
-                and (m.expires_at is null or m.expires_at > now())
-            order by m.user_id desc, m.id desc
+            select w.id, w.search from walked as w
+            where w.search is not null and (select k.enough from walk as k)
+            order by w.id desc
             limit v_candidates
         )
     )

@@ -1,9 +1,10 @@
 -- Lexical search scores a bounded set of messages (the lexical_candidates setting): the newest
 -- holding the query's rarest terms, taken while their document frequencies sum to at most the
--- setting, and always the newest matches of the rarest term some message holds; a candidate is
--- scored on every query term.
+-- setting, and always the newest matches of the rarest term some message holds, whether the
+-- user's newest messages are walked (the matches are most of the history) or every match is read;
+-- a candidate is scored on every query term.
 begin;
-select plan(7);
+select plan(8);
 
 select tests.create_cast('search-bound');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Bound', p_window_turns => 1000)).id);
@@ -58,6 +59,18 @@ select results_eq(
     $$select n.id from (select id from memory.messages where conversation_id = tests.recall('conv')::uuid
     and search @@ to_tsquery('english', 'coffee') order by id desc limit 3) as n order by 1$$,
     'search_messages ranks within the same bound'
+);
+
+-- Morning is in most messages but none of the newest: the walk of the newest messages finds too
+-- few, so every match is read after all.
+select tests.clear_authentication();
+select count(memory.add_message(tests.recall('conv')::uuid, 'user', format('Evening tea number %s', i))) from generate_series(1, 10) as i;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    $$select message_id from memory_private.lexical_messages(tests.recall('owner')::uuid, 'morning') order by 1$$,
+    $$select n.id from (select id from memory.messages where conversation_id = tests.recall('conv')::uuid
+    and search @@ to_tsquery('english', 'morning') order by id desc limit 3) as n order by 1$$,
+    'a common word used only long ago still finds its newest matches'
 );
 
 select tests.clear_authentication();
