@@ -8,7 +8,8 @@
 -- the owner after its own access check. Its statements keep one generic plan per session (planning
 -- them for each call cost about a tenth of a search), written so that no plan walks the user's
 -- history: the messages the fold has not reached are read once through (user_id, id), and the
--- candidates come from the term index behind a fence.
+-- candidates come from the term index behind a fence or, when they are most of the history, from a
+-- bounded walk of the user's newest messages.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
