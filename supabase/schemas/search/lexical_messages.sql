@@ -61,6 +61,11 @@ begin
         select d.term, d.df, sum(d.df) over w as running
         from terms as d
         window w as (order by d.df, d.term)
+    ),
+    -- The rarest terms, while their frequencies sum to the bound; terms no message holds find
+    -- nothing, so the rarest term that some message holds is always taken.
+    admitted as (
+        select r.term, r.df from ranked as r where r.running <= v_candidates or r.running = r.df
     )
     select
         coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0)
@@ -69,11 +74,8 @@ begin
         + (select coalesce(sum(length(u.search)), 0) from unfolded as u)
         - (select coalesce(sum(length(g.search)), 0) from unfolds as g),
         (select jsonb_object_agg(r.term, r.df) from ranked as r),
-        -- Terms no message holds find nothing, so the rarest term that some message holds is
-        -- always taken.
-        (select array_agg(r.term order by r.df, r.term) filter (where r.running <= v_candidates or r.running = r.df)
-        from ranked as r),
-        (select sum(r.df) filter (where r.running <= v_candidates or r.running = r.df) from ranked as r)
+        (select array_agg(a.term order by a.df, a.term) from admitted as a),
+        (select sum(a.df) from admitted as a)
     into v_documents, v_lexemes, v_frequencies, v_rarest, v_matching;
     if v_documents < 1 then
         return;
