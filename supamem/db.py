@@ -47,10 +47,11 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
+from psycopg import pq, sql
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
+from pydantic_core import from_json
 
 from .errors import DatabaseUnavailableError, SupamemError, from_psycopg
 
@@ -138,7 +139,9 @@ class Transaction:
         """A parameterised statement (the few direct reads/writes the RPCs do not cover)."""
         try:
             cur = self.conn.execute(query, params)  # type: ignore[arg-type]
-            return cur.fetchall() if cur.description is not None else []
+            # The result's status, not `cur.description`, which builds a Column for every field.
+            res = cur.pgresult
+            return cur.fetchall() if res is not None and res.status == pq.ExecStatus.TUPLES_OK else []
         except psycopg.Error as exc:
             raise from_psycopg(exc) from exc
 
@@ -212,6 +215,9 @@ class Database:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.prepare_threshold = self.prepare_threshold
+        # Every message row carries jsonb columns: the standard library's parser took about a third
+        # of the client's time reading a 20-message window, pydantic's parser a sixth of that.
+        set_json_loads(from_json, conn)
         if not self.role_per_transaction:
             conn.execute("set role service_role")
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from uuid import UUID, uuid4
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from psycopg.types.json import Jsonb
 
 from supamem import (
     ConflictError,
@@ -41,6 +45,36 @@ def test_acting_as_a_user_lasts_one_transaction(client_db, make_auth_user):
                 "uid": None,
                 "timeout": "0",
             }
+
+
+# Any JSON document jsonb holds (every character but NUL): integers past 64 bits, floats at the
+# edges of their range.
+JSON_TEXT = st.text(st.characters(exclude_characters="\x00"))
+JSON_DOCUMENTS = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats(allow_nan=False, allow_infinity=False)
+    | JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(JSON_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(document=JSON_DOCUMENTS)
+def test_jsonb_reads_back_as_the_standard_library_parses_it(client_db, document):
+    # The pool parses jsonb with pydantic's parser; what it returns is what json.loads returns.
+    with client_db.transaction() as tx:
+        row = tx.execute("select %(d)s::jsonb as value, %(d)s::jsonb::text as text", {"d": Jsonb(document)})[0]
+    assert row["value"] == json.loads(row["text"])
+    assert json.dumps(row["value"], sort_keys=True) == json.dumps(json.loads(row["text"]), sort_keys=True)
+
+
+def test_statements_without_rows_return_an_empty_list(client_db):
+    with client_db.transaction() as tx:
+        assert tx.execute("create temporary table statement_rows (a int) on commit drop") == []
+        assert tx.execute("insert into statement_rows values (1), (2)") == []
+        assert tx.execute("insert into statement_rows values (3) returning a") == [{"a": 3}]
+        assert tx.execute("select a from statement_rows where a > 5") == []
+        assert tx.execute("select count(*) as n from statement_rows") == [{"n": 3}]
 
 
 def test_call_builds_named_arguments(client_db, make_id):
