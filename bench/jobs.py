@@ -2,9 +2,10 @@
 job_input -> LLM -> finish_extraction), with the offline provider and with a loopback
 OpenAI-compatible server that answers in 200 ms, at concurrency 1, 4 and 16.
 
-Each level gets a fresh batch of extraction jobs, enqueued by the kit itself: one turn per
-user in a conversation whose gate is open (primary profile, remember on), inserted set-based
-through the triggers. One user per job keeps every job under the per-user extraction rate limit
+Each level gets a fresh batch of extraction jobs from the kit itself: one turn per user in a
+conversation whose gate is open (primary profile, remember on), inserted set-based through the
+triggers, which note each question; the worker's claims queue the notes as jobs, inside the
+timed run. One user per job keeps every job under the per-user extraction rate limit
 (60 a minute). The loopback server computes the offline provider's answer and sleeps the rest of
 200 ms, so with the LLM as the only bottleneck a worker at concurrency c does c / 0.2 s jobs a
 second; efficiency is measured / that ideal.
@@ -68,7 +69,7 @@ def _enqueue(count: int, tag: str) -> int:
     words = {f"w{i}": data.text_expr(f"c.id::text || '{i}'", 1) for i in (1, 2, 3)}
     with admin() as conn:
         data.create_users(conn, count, f"job{tag}", conversation_title=f"job{tag}", conversation_profile=True)
-        before = int(one(conn, "select count(*) from memory_private.jobs where kind = 'extract' and status = 'queued'"))
+        before = int(one(conn, "select queued from memory.job_stats() where kind = 'extract'") or 0)
         conn.execute(
             f"""
             insert into memory.messages (conversation_id, role, content)
@@ -81,7 +82,7 @@ def _enqueue(count: int, tag: str) -> int:
             """,
             (f"job{tag}",),
         )
-        after = int(one(conn, "select count(*) from memory_private.jobs where kind = 'extract' and status = 'queued'"))
+        after = int(one(conn, "select queued from memory.job_stats() where kind = 'extract'") or 0)
     return after - before
 
 

@@ -238,7 +238,8 @@ def _writes(w: dict[str, Any], summary: list[str]) -> list[str]:
                    f"{_fmt_us(p['latency']['p50_us'])} / {_fmt_us(p['latency']['p99_us'])} | "
                    f"{r.get('turns_per_second', '–')} ({_x(lv.get('single_statement_ratio'))}) |")
     errs = sum(lv["kit"]["errors"] + lv["peer"]["errors"] for lv in w["levels"])
-    out += ["", f"Errors during the runs: {errs}. Jobs enqueued by the kit's turns: {_n(w.get('jobs_enqueued'))}.", "",
+    out += ["", f"Errors during the runs: {errs}. Jobs enqueued by the kit's turns: {_n(w.get('jobs_enqueued'))}"
+            f"; questions noted for extraction: {_n(w.get('extractions_noted'))}.", "",
             f"Target: at least 0.8x the peer's throughput — {_verdict(ok_all)} (lowest ratio {_x(worst)}).", ""]
     summary.append(f"| 2 | add_turn throughput ≥ 0.8x langchain-postgres add_messages | "
                    f"{', '.join(_x(lv['throughput_ratio']) for lv in w['levels'])} at 1/4/8 clients | {_verdict(ok_all)} | 5, 6 |")

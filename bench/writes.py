@@ -139,6 +139,7 @@ def run() -> dict[str, Any]:
             f"(x{level['throughput_ratio']}); kit as one statement {raw['per_second']}/s")
     with service() as conn:
         out["jobs_enqueued"] = one(conn, "select count(*) from memory_private.jobs")
+        out["extractions_noted"] = one(conn, "select count(*) from memory_private.pending_extractions")
         out["kit_messages"] = one(conn, "select count(*) from memory.messages")
     with psycopg.connect(bench_url()) as conn:
         out["peer_messages"] = one(conn, f"select count(*) from {TABLE}")

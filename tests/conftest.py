@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -114,13 +115,9 @@ def kit(database_url: str, request: pytest.FixtureRequest) -> Iterator[JobKit]:
 
 # --- pg_cron ------------------------------------------------------------------------------------
 
-SWEEP_JOB = "supamem-retention-sweep"
-#: Held while a test pauses the sweep: a second run against the same database would otherwise
-#: find the job already paused and, when done, leave it paused for good.
-SWEEP_PAUSE_LOCK = "supamem-tests:retention-sweep-paused"
-#: A run of the sweep job that has started and not finished: its connection is busy with the
+#: A run of a pg_cron job that has started and not finished: its connection is busy with the
 #: job's command, or its run is still being recorded as starting or running.
-SWEEP_RUNNING = """
+CRON_RUNNING = """
 select exists (
     select 1 from pg_stat_activity as a
     where a.application_name = 'pg_cron' and a.query = %(command)s and a.state <> 'idle'
@@ -130,29 +127,47 @@ select exists (
 """
 
 
+@contextmanager
+def cron_job_paused(database_url: str, name: str) -> Iterator[None]:
+    """The kit's pg_cron job `name` does not run inside the block, and no run of it is still going
+    when the block starts. An advisory lock per job is held meanwhile: a second run of the suite
+    against the same database would otherwise find the job already paused and, when done, leave
+    it paused for good."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("set lock_timeout = '300s'")
+        conn.execute("select pg_advisory_lock(hashtext(%s))", [f"supamem-tests:{name}-paused"])
+        row = conn.execute("select jobid, command, active from cron.job where jobname = %s", [name]).fetchone()
+        assert row is not None, f"pg_cron has no {name} job (run the migrations)"
+        job, command, active = row
+        conn.execute("select cron.alter_job(%s, active => false)", [job])
+        try:
+            deadline = time.monotonic() + 120
+            while conn.execute(CRON_RUNNING, {"job": job, "command": command}).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the {name} run that had started did not finish in 120 s")
+                time.sleep(0.05)  # polling interval, not a timing assumption
+            yield
+        finally:
+            conn.execute("select cron.alter_job(%s, active => %s)", [job, active])
+            conn.execute("select pg_advisory_unlock(hashtext(%s))", [f"supamem-tests:{name}-paused"])
+
+
 @pytest.fixture
 def retention_sweep_paused(database_url: str) -> Iterator[None]:
     """pg_cron's retention sweep (every 5 minutes, over everyone's expired rows) does not run
     during the test. A test that ages rows past their expiry and then sweeps or reads them
     itself would otherwise race it: the sweep may delete them first, or hold them locked
     (`skip locked`) while the test's own sweep passes them by."""
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("set lock_timeout = '300s'")
-        conn.execute("select pg_advisory_lock(hashtext(%s))", [SWEEP_PAUSE_LOCK])
-        row = conn.execute("select jobid, command, active from cron.job where jobname = %s", [SWEEP_JOB]).fetchone()
-        assert row is not None, f"pg_cron has no {SWEEP_JOB} job (run the migrations)"
-        job, command, active = row
-        conn.execute("select cron.alter_job(%s, active => false)", [job])
-        try:
-            deadline = time.monotonic() + 120
-            while conn.execute(SWEEP_RUNNING, {"job": job, "command": command}).fetchone()[0]:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the {SWEEP_JOB} run that had started did not finish in 120 s")
-                time.sleep(0.05)  # polling interval, not a timing assumption
-            yield
-        finally:
-            conn.execute("select cron.alter_job(%s, active => %s)", [job, active])
-            conn.execute("select pg_advisory_unlock(hashtext(%s))", [SWEEP_PAUSE_LOCK])
+    with cron_job_paused(database_url, "supamem-retention-sweep"):
+        yield
+
+
+@pytest.fixture
+def extraction_queue_paused(database_url: str) -> Iterator[None]:
+    """pg_cron's minutely pass over the turns' extraction notes does not run during the test, so
+    the test decides when notes become jobs."""
+    with cron_job_paused(database_url, "supamem-queue-extractions"):
+        yield
 
 
 # --- the HTTP app (test_server_*) ----------------------------------------------------------------

@@ -55,7 +55,7 @@ class People:
 
     def user(self, label: str, questions: list[str]) -> tuple[uuid.UUID, list[int]]:
         """A user who asked `questions`, one turn each: (user id, the questions' message ids).
-        Each turn queues an extraction job (the turn trigger)."""
+        Each turn notes an extraction, queued as a job here as a worker's first claim would."""
         user_id = self.value("select memory.user_id_for(%s)", [f"rate-limit-{label}-{uuid.uuid4().hex[:12]}"])
         self.users.append(user_id)
         profile_id = self.value(
@@ -69,6 +69,7 @@ class People:
             self.value("select user_message_id from memory.add_turn(%s, %s, %s)", [conversation_id, q, "Noted."])
             for q in questions
         ]
+        self.conn.execute("select memory_private.queue_pending_extractions()")
         return user_id, message_ids
 
     def extraction_jobs(self, user_id: uuid.UUID) -> list[dict[str, Any]]:

@@ -3,6 +3,12 @@
 -- messages under the conversation's row lock (an import, memory.import_messages, numbers its batch
 -- the same way set-based). Security definer: a participant's message must move
 -- the owner's conversation counter and trim its window, which the caller may not write.
+--
+-- An answer also does seed 004's fire-and-forget work for its turn, here so no write path can
+-- forget it and with the conversation row already at hand: it notes the turn's question for
+-- extraction when the gate is open for its author (memory_private.pending_extractions), queues a
+-- conversation summary every summary_interval turns and a title after the first turn. Dedup keys
+-- make a re-delivered turn harmless.
 create function memory_private.assign_turn()
 returns trigger
 language plpgsql
@@ -13,6 +19,8 @@ declare
     v_conversation memory.conversations;
     v_next integer;
     v_join boolean;
+    v_interval integer;
+    v_question bigint;
 begin
     -- memory.import_messages numbers, locks and trims its batch itself. The setting is unset (null)
     -- on a connection that never imported: coalesced, so only an import's rows ask importing().
@@ -73,6 +81,29 @@ begin
             delete from memory.messages as m
             where m.conversation_id = new.conversation_id
                 and m.turn_number = v_next - v_conversation.window_turns;
+        end if;
+    end if;
+    if new.role = 'assistant' then
+        select m.id into v_question from memory.messages as m
+        where m.conversation_id = new.conversation_id and m.turn_number = v_next and m.role = 'user';
+        if v_question is not null and memory_private.extraction_author(v_question) is not null then
+            insert into memory_private.pending_extractions (message_id) values (v_question);
+        end if;
+        v_interval := (memory_private.setting('summary_interval'))::integer;
+        if v_next % v_interval = 0 then
+            perform memory_private.enqueue(
+                'summarize_conversation',
+                jsonb_build_object(
+                    'conversation_id', new.conversation_id, 'from_turn', v_next - v_interval + 1, 'to_turn', v_next
+                ),
+                'conversation:' || new.conversation_id || ':' || v_next, new.user_id
+            );
+        end if;
+        if v_next = 1 and v_conversation.title is null then
+            perform memory_private.enqueue(
+                'title', jsonb_build_object('conversation_id', new.conversation_id),
+                'title:' || new.conversation_id, new.user_id
+            );
         end if;
     end if;
     return new;

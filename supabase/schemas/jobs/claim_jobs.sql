@@ -1,7 +1,9 @@
 -- Why: workers take a batch of the kinds they handle; `for update skip locked` lets many claim at
 -- once without waiting on or double-taking a job. Jobs are dealt in rounds, one per user, least
 -- recently served first, so one user's backlog never makes everyone else wait. p_user_ids keeps a
--- worker to some users' work (a tenant's dedicated worker, a demo).
+-- worker to some users' work (a tenant's dedicated worker, a demo). A worker that takes
+-- extractions first turns the turns' notes into jobs (memory_private.queue_pending_extractions),
+-- so a question is claimable as soon as a worker asks.
 create function memory.claim_jobs(
     p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null,
     p_user_ids uuid[] default null
@@ -21,6 +23,9 @@ begin
         or p_lease <= interval '0' then
         raise exception using errcode = '22023',
             message = 'a worker name, a limit of 1..100 and a positive lease are required';
+    end if;
+    if 'extract' = any(p_kinds) then
+        perform memory_private.queue_pending_extractions();
     end if;
     -- The users with due work of these kinds, least recently served first.
     with recursive waiting (user_id) as (

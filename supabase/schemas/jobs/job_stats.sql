@@ -5,7 +5,8 @@
 -- A deferred job is queued work that is not due yet, like a retry backing off; `waiting`
 -- says how many of the queued jobs those are, so a burst held back by the rate limit reads as
 -- waiting work, not as stuck workers. Deferrals are not failures: retries_last_hour counts only
--- failed attempts.
+-- failed attempts. A turn's note for extraction (memory_private.pending_extractions) counts as a
+-- queued extract job, which it becomes when a worker claims.
 create view memory_private.job_stats with (security_invoker = true) as
 select
     j.kind,
@@ -23,7 +24,27 @@ select
         sum((j.usage ->> 'total_tokens')::bigint) filter (where j.finished_at > now() - interval '1 hour'), 0
     )::bigint as tokens_last_hour,
     count(*) filter (where j.status = 'queued' and j.run_after > now()) as waiting
-from memory_private.jobs as j
+from (
+    select
+        q.kind,
+        q.status,
+        q.run_after,
+        q.created_at,
+        q.finished_at,
+        q.failed_at,
+        q.usage
+    from memory_private.jobs as q
+    union all
+    select
+        'extract' as kind,
+        'queued' as status,
+        p.noted_at as run_after,
+        p.noted_at as created_at,
+        null::timestamptz as finished_at,
+        null::timestamptz as failed_at,
+        null::jsonb as usage
+    from memory_private.pending_extractions as p
+) as j
 group by j.kind;
 
 grant select on memory_private.job_stats to service_role;

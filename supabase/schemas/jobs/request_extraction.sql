@@ -1,6 +1,6 @@
 -- Why: seed 002's `POST /api/memories/extract`: a user (or the app) asks to extract a whole
--- conversation now. Messages already extracted or already queued add nothing, and each is queued
--- through the same gate as the turn trigger. Returns how many jobs were queued.
+-- conversation now. Messages already extracted, queued or noted by their turn add nothing, and each
+-- is queued through the same gate as a turn. Returns how many jobs were queued.
 create function memory.request_extraction(p_conversation_id uuid)
 returns integer
 language plpgsql

@@ -1,6 +1,6 @@
 -- The kit's pg_cron jobs as rows of memory_private.schedules: the retention sweep, cron history and
 -- job pruning, memory archival and purge, the lease reaper, the weekly and monthly summary
--- schedulers, the embedding queue and the search-term fold. schedule_jobs() registers them.
+-- schedulers, the embedding and extraction queues and the search-term fold. schedule_jobs() registers them.
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()'),
 -- pg_cron never cleans its own run log.
@@ -23,6 +23,10 @@ insert into memory_private.schedules (name, schedule, command) values
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-queue-embeddings', '* * * * *', 'select memory_private.queue_embeddings()');
+
+-- Workers that claim extractions queue the turns' notes themselves; this catches the rest.
+insert into memory_private.schedules (name, schedule, command) values
+('supamem-queue-extractions', '* * * * *', 'select memory_private.queue_pending_extractions()');
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');

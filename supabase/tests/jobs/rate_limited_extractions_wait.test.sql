@@ -34,6 +34,8 @@ select tests.remember('conv_c', (memory.create_conversation(
     (select id from memory.profiles where user_id = tests.recall('stranger')::uuid)
 )).id);
 select memory.add_turn(tests.recall('conv_c')::uuid, 'I swim in the sea', 'Nice.');
+-- The turns' notes become jobs, as a worker's first claim would make them.
+select memory_private.queue_pending_extractions();
 
 -- The busy user's first 60 questions were extracted in the last minute, one every half second:
 -- the oldest leaves the window in 1.5 s, the next in 2 s, and so on.
@@ -179,6 +181,7 @@ select tests.clear_authentication();
 update memory.memory_extractions set created_at = created_at + interval '1 minute'
 where source_message_id in (select id from busy_message where turn <= 56);
 select tests.remember('msg_65', (select user_message_id from memory.add_turn(tests.recall('conv_b')::uuid, 'Question 65', 'Answer 65')));
+select memory_private.queue_pending_extractions();
 select tests.remember('job_65', (select id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('msg_65')));
 select tests.authenticate_as_service_role();
 select results_eq(

@@ -1,13 +1,15 @@
--- The jobs a turn queues (memory_private.enqueue_turn_jobs, after each assistant message):
--- 'extract' for the turn's user message when the memory gate is open for its author (primary
--- profile selected, remember on, author = the user, memory not paused); 'summarize_conversation'
--- every summary_interval (4) turns; 'title' after turn 1 of an untitled conversation.
--- memory.request_extraction(conversation) queues what is not queued or extracted yet.
+-- The jobs a turn queues (memory_private.assign_turn, for each assistant message): its user
+-- message is noted for extraction when the memory gate is open for its author (primary profile
+-- selected, remember on, author = the user, memory not paused), and the note becomes an 'extract'
+-- job when a worker claims or memory_private.queue_pending_extractions runs;
+-- 'summarize_conversation' every summary_interval (4) turns; 'title' after turn 1 of an untitled
+-- conversation. memory.request_extraction(conversation) queues what is not queued, noted or
+-- extracted yet.
 --
 -- Jobs are found by this file's conversation ids and users, never by kind alone: the shared
 -- queue holds other tests' jobs.
 begin;
-select plan(27);
+select plan(31);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 update memory_private.settings set value = '["extract", "summarize_conversation", "title", "summarize_week", "summarize_month", "compare_year"]' where key = 'job_kinds';
@@ -47,6 +49,20 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_message(tests.recall('gated')::uuid, 'assistant', 'Rex sounds like a great companion.');
 select tests.clear_authentication();
 select results_eq(
+    $$select message_id from memory_private.pending_extractions where message_id = tests.recall('q1')::bigint$$,
+    $$values (tests.recall('q1')::bigint)$$,
+    'the answer notes its question for extraction'
+);
+select is_empty(
+    $$select id from memory_private.jobs where kind = 'extract' and payload ->> 'conversation_id' = tests.recall('gated')$$,
+    'a note is not a job yet'
+);
+select cmp_ok(memory_private.queue_pending_extractions(), '>=', 1, 'queueing the notes queues the question''s job');
+select is_empty(
+    $$select message_id from memory_private.pending_extractions where message_id = tests.recall('q1')::bigint$$,
+    'the note is gone once its job is queued'
+);
+select results_eq(
     $$select kind, dedup_key, user_id, payload, status from memory_private.jobs
     where kind = 'extract' and payload ->> 'conversation_id' = tests.recall('gated')$$,
     $$values ('extract', 'message:' || tests.recall('q1'), tests.recall('owner')::uuid,
@@ -78,6 +94,7 @@ select is_empty(
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_turn(tests.recall('gated')::uuid, 'Tomorrow we climb a hill', 'Have fun.');
 select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
 select results_eq(
     $$select dedup_key, user_id, payload ->> 'from_turn', payload ->> 'to_turn' from memory_private.jobs
     where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')$$,
@@ -111,6 +128,7 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_turn(tests.recall('generic')::uuid, 'I go hiking with my dog Rex', 'Nice.');
 select memory.add_turn(tests.recall('titled')::uuid, 'I go hiking with my dog Rex', 'Nice.');
 select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
 select is_empty(
     $$select id from memory_private.jobs where kind = 'extract' and payload ->> 'conversation_id' = tests.recall('generic')$$,
     'a generic chat queues no extract job'
@@ -136,6 +154,7 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('paused_q', (select user_message_id from memory.add_turn(tests.recall('titled')::uuid, 'A secret', 'Noted.')));
 select tests.clear_authentication();
 update memory.users set memory_paused = false where id = tests.recall('owner')::uuid;
+select memory_private.queue_pending_extractions();
 select is_empty(
     $$select id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('paused_q')$$,
     'while memory is paused a turn queues no extract job'
@@ -147,6 +166,7 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_turn(tests.recall('off')::uuid, 'I play the cello', 'Beautiful.');
 select memory.add_turn(tests.recall('off')::uuid, 'I practise every morning', 'Good habit.');
 select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
 select is_empty(
     $$select id from memory_private.jobs where kind = 'extract' and payload ->> 'conversation_id' = tests.recall('off')$$,
     'with remember off a turn queues no extract job'
@@ -157,8 +177,9 @@ update memory.conversations set remember = true where id = tests.recall('off')::
 select is(memory.request_extraction(tests.recall('off')::uuid), 2, 'after turning remember on, request_extraction queues both turns');
 select is(memory.request_extraction(tests.recall('off')::uuid), 0, 'asking again queues nothing: both are queued');
 select memory.add_turn(tests.recall('off')::uuid, 'And sometimes at night', 'Mind the neighbours.');
-select is(memory.request_extraction(tests.recall('off')::uuid), 0, 'a turn the trigger already queued is not queued again');
+select is(memory.request_extraction(tests.recall('off')::uuid), 0, 'a turn already noted for extraction is not queued again');
 select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
 select results_eq(
     $$select j.dedup_key from memory_private.jobs as j
     where j.kind = 'extract' and j.payload ->> 'conversation_id' = tests.recall('off') order by j.dedup_key$$,
@@ -178,6 +199,9 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select tests.remember('late', (memory.create_conversation(
     tests.recall('owner')::uuid, 'Late', 'profile', tests.recall('profile')::uuid, p_window_turns => 1000)).id);
 select tests.remember('late_q', (select user_message_id from memory.add_turn(tests.recall('late')::uuid, 'I am learning Welsh', 'Da iawn!')));
+select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
+select tests.authenticate_as(tests.recall('owner')::uuid);
 update memory.conversations set remember = false where id = tests.recall('late')::uuid;
 -- The owner has older extract jobs waiting; this one goes first.
 select tests.clear_authentication();
@@ -209,6 +233,7 @@ select is(
 select tests.authenticate_as_service_role();
 select tests.remember('together_q1', (select user_message_id from memory.add_turn(
     tests.recall('together')::uuid, 'I am the participant and I paint', 'Lovely.', p_author_id => tests.recall('stranger')::uuid)));
+select memory_private.queue_pending_extractions();
 select results_eq(
     $$select user_id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('together_q1')$$,
     $$values (tests.recall('stranger')::uuid)$$,
@@ -221,6 +246,7 @@ select tests.authenticate_as(tests.recall('stranger')::uuid);
 select tests.remember('together_q2', (select user_message_id from memory.add_turn(
     tests.recall('together')::uuid, 'I am the participant and I sing', 'Lovely.')));
 select tests.clear_authentication();
+select memory_private.queue_pending_extractions();
 select results_eq(
     $$select user_id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('together_q2')$$,
     $$values (tests.recall('stranger')::uuid)$$,

@@ -19,12 +19,13 @@ select tests.remember('conv', (memory.create_conversation(
     tests.recall('owner')::uuid, 'Long', 'profile',
     (select id from memory.profiles where user_id = tests.recall('owner')::uuid), p_window_turns => 5000
 )).id);
--- 2,000 turns: each queues an extraction (the turn trigger); all of them ran long ago but the
+-- 2,000 turns: each notes an extraction, queued as a job here; all of them ran long ago but the
 -- last 50, which ran in the last minute, and a few that run or wait now.
 insert into memory.messages (conversation_id, role, content)
 select tests.recall('conv')::uuid, case when i % 2 = 1 then 'user' else 'assistant' end, format('message %s', i)
 from generate_series(1, 4000) as i
 order by i;
+select memory_private.queue_pending_extractions(5000);
 update memory_private.jobs set status = 'done', attempts = 1, finished_at = now() - interval '1 hour'
 where user_id = tests.recall('owner')::uuid;
 insert into memory.memory_extractions (source_message_id, user_id, created_at)

@@ -126,6 +126,7 @@ select throws_ok(
 );
 select tests.clear_authentication();
 select set_config('memory.importing', '', true);
+select memory_private.queue_pending_extractions();
 select ok(
     exists (select 1 from memory_private.jobs where user_id = tests.recall('owner')::uuid and kind = 'extract'),
     'turns outside an import queue their jobs as before'

@@ -32,11 +32,15 @@ select is_empty(
 );
 select results_eq(
     $$select jobname::text collate "default", schedule from cron.job
-    where jobname in ('supamem-reap-leases', 'supamem-prune-jobs', 'supamem-weekly-summaries', 'supamem-monthly-summaries')
+    where jobname in (
+        'supamem-reap-leases', 'supamem-prune-jobs', 'supamem-weekly-summaries', 'supamem-monthly-summaries',
+        'supamem-queue-extractions'
+    )
     order by 1$$,
     $$values ('supamem-monthly-summaries', '37 * * * *'), ('supamem-prune-jobs', '53 * * * *'),
-        ('supamem-reap-leases', '* * * * *'), ('supamem-weekly-summaries', '7 * * * *')$$,
-    'the queue and summary jobs: the reaper every minute, pruning and both schedulers hourly'
+        ('supamem-queue-extractions', '* * * * *'), ('supamem-reap-leases', '* * * * *'),
+        ('supamem-weekly-summaries', '7 * * * *')$$,
+    'the queue and summary jobs: the reaper and the turns'' notes every minute, pruning and both schedulers hourly'
 );
 
 -- Retuning: update the row, register again.

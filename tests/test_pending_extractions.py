@@ -1,0 +1,106 @@
+"""A finished turn notes its question (memory_private.pending_extractions); the notes become
+extract jobs when a worker claims extractions, when pg_cron's minutely pass runs, or when
+`memory_private.queue_pending_extractions` is called. Against a real database, with pg_cron's pass
+paused so each test decides when notes become jobs:
+
+- A pass skips the notes another transaction holds instead of waiting for them, and a later pass
+  queues them: nothing is lost and nothing is queued twice.
+- Whatever the order of turns, pauses and passes, a question gets exactly one extract job when the
+  gate was open for its author at its turn and at the pass that took its note, and none otherwise
+  (a pause in between means no), and no note outlives the last pass.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from job_helpers import JobKit
+
+PROPERTY = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+QUEUE = "select memory_private.queue_pending_extractions()"
+
+
+@pytest.fixture
+def notes_kit(database_url: str, extraction_queue_paused: None) -> Iterator[JobKit]:
+    job_kit = JobKit(database_url, f"notes-{uuid.uuid4().hex[:8]}")
+    try:
+        yield job_kit
+    finally:
+        job_kit.cleanup()
+
+
+def _questions(kit: JobKit, conversation: uuid.UUID) -> list[int]:
+    return [r["id"] for r in kit.rows(
+        "select id from memory.messages where conversation_id = %s and role = 'user' order by id", [conversation])]
+
+
+def _extract_sources(kit: JobKit, user: uuid.UUID) -> list[int]:
+    return [int(r["source"]) for r in kit.rows(
+        "select payload ->> 'source_message_id' as source from memory_private.jobs"
+        " where kind = 'extract' and user_id = %s order by id", [user])]
+
+
+def _noted(kit: JobKit, ids: list[int]) -> list[int]:
+    return [r["message_id"] for r in kit.rows(
+        "select message_id from memory_private.pending_extractions where message_id = any(%s) order by 1", [ids])]
+
+
+def test_a_pass_skips_held_notes_and_a_later_pass_queues_them(notes_kit: JobKit, database_url: str) -> None:
+    user, profile = notes_kit.user()
+    conversation = notes_kit.conversation(user, profile, [])
+    for n in range(3):
+        notes_kit.conn.execute("select memory.add_turn(%s, %s, 'Busy bees.')", [conversation, f"I keep {n} hives"])
+    questions = _questions(notes_kit, conversation)
+    assert _noted(notes_kit, questions) == questions
+    with psycopg.connect(database_url) as holder, psycopg.connect(database_url, autocommit=True) as passer:
+        holder.execute("select 1 from memory_private.pending_extractions where message_id = %s for update",
+                       [questions[0]])
+        # A pass that waited for the held note would fail here instead of returning.
+        passer.execute("set lock_timeout = '2s'")
+        assert passer.execute(QUEUE).fetchone() == (2,)
+        assert _noted(notes_kit, questions) == [questions[0]]
+        assert sorted(_extract_sources(notes_kit, user)) == questions[1:]
+        holder.rollback()
+        assert passer.execute(QUEUE).fetchone() == (1,)
+    assert _noted(notes_kit, questions) == []
+    assert sorted(_extract_sources(notes_kit, user)) == questions
+
+
+STEPS = st.lists(st.sampled_from(["turn", "pause", "resume", "queue"]), min_size=1, max_size=12)
+
+
+@PROPERTY
+@given(steps=STEPS)
+def test_property_a_question_is_queued_once_when_the_gate_was_open_throughout(
+    notes_kit: JobKit, steps: list[str]
+) -> None:
+    user, profile = notes_kit.user()
+    conversation = notes_kit.conversation(user, profile, [])
+    paused = False
+    written: list[int] = []
+    noted: list[int] = []
+    expected: list[int] = []
+    for n, step in enumerate([*steps, "queue"]):
+        if step == "turn":
+            question = notes_kit.value(
+                "select user_message_id from memory.add_turn(%s, %s, 'Noted.')", [conversation, f"Fact {n}"])
+            written.append(question)
+            if not paused:
+                noted.append(question)
+        elif step in ("pause", "resume"):
+            paused = step == "pause"
+            notes_kit.conn.execute("update memory.users set memory_paused = %s where id = %s", [paused, user])
+        else:
+            notes_kit.conn.execute(QUEUE)
+            if not paused:
+                expected.extend(noted)
+            noted.clear()
+    assert _extract_sources(notes_kit, user) == expected
+    assert _noted(notes_kit, written) == []
