@@ -104,3 +104,19 @@ def test_property_a_question_is_queued_once_when_the_gate_was_open_throughout(
             noted.clear()
     assert _extract_sources(notes_kit, user) == expected
     assert _noted(notes_kit, written) == []
+
+
+def test_the_minutely_pass_drains_a_backlog_larger_than_a_batch(notes_kit: JobKit) -> None:
+    user, profile = notes_kit.user()
+    conversation = notes_kit.conversation(user, profile, [])
+    question = notes_kit.value("select user_message_id from memory.add_turn(%s, 'I keep bees', 'Sweet.')",
+                               [conversation])
+    # A backlog of notes whose messages are gone (a window trimmed them, or their user was erased)
+    # around the one real note: 2,500 notes, three batches.
+    gone = notes_kit.value("select max(id) + 1000000 from memory.messages")
+    notes_kit.conn.execute(
+        "insert into memory_private.pending_extractions (message_id) select %s + i from generate_series(0, 2498) as i",
+        [gone])
+    notes_kit.conn.execute("call memory_private.run_extraction_queue()")
+    assert _noted(notes_kit, [question, *range(gone, gone + 2499)]) == []
+    assert _extract_sources(notes_kit, user) == [question]

@@ -26,7 +26,7 @@ insert into memory_private.schedules (name, schedule, command) values
 
 -- Workers that claim extractions queue the turns' notes themselves; this catches the rest.
 insert into memory_private.schedules (name, schedule, command) values
-('supamem-queue-extractions', '* * * * *', 'select memory_private.queue_pending_extractions()');
+('supamem-queue-extractions', '* * * * *', 'call memory_private.run_extraction_queue()');
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');

@@ -46,12 +46,13 @@ select is(
             'memory.sweep_expired(integer,uuid,jsonb)',
             'memory.user_id_for(text,uuid)',
             'memory_private.schedule_jobs()',
-            'memory_private.run_retention_sweep()'
+            'memory_private.run_retention_sweep()',
+            'memory_private.run_extraction_queue()'
         ]) as f
         where has_function_privilege('authenticated', f::regprocedure, 'execute')
     ),
     array[]::text[],
-    'authenticated cannot execute sweep_expired, user_id_for, schedule_jobs or run_retention_sweep'
+    'authenticated cannot execute sweep_expired, user_id_for, schedule_jobs, run_retention_sweep or run_extraction_queue'
 );
 
 select * from finish();

@@ -82,8 +82,8 @@ select is(
             and not exists (select 1 from unnest(p.proconfig) as c where c like 'search_path=%')
         order by 1
     ),
-    array['memory_private.run_retention_sweep()'],
-    'only the committing retention procedure goes without a search_path'
+    array['memory_private.run_extraction_queue()', 'memory_private.run_retention_sweep()'],
+    'only the committing retention and extraction-queue procedures go without a search_path'
 );
 
 -- A SET clause keeps Postgres from inlining an SQL function, and an SQL function that is not
