@@ -164,7 +164,7 @@ def test_selection_candidates_read_only_the_users_live_memories(loaded, who, gen
         loaded["conn"],
         "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s,"
         " p_limit => 10, p_token_budget => 500)",
-        [person["user"], person["profile"], query], "with lexical as", generic=generic,
+        [person["user"], person["profile"], query], "with scored as", generic=generic,
     ):
         scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
         assert rows_read(scan) == person["rows"]

@@ -26,32 +26,43 @@ declare
     v_limit integer := coalesce(p_limit, (memory_private.setting('memory_select_limit'))::integer);
     v_budget integer := coalesce(p_token_budget, (memory_private.setting('memory_token_budget'))::integer);
     v_chosen memory.selected_memory [];
+    v_lifted uuid [] := '{}';
+    v_lifts numeric [] := '{}';
 begin
     if v_limit < 1 or v_limit > 50 or v_budget < 1 then
         raise exception using errcode = '22023', message = 'limit must be 1..50 and the token budget positive';
     end if;
-    with lexical as (
-        -- Without a query (or its embedding) the side is not called at all.
-        select l.memory_id, l.relevance from memory_private.lexical_memories(v_user, p_query, null) as l
-        where p_query is not null
-    ),
-    near as (
-        -- The memories nearest the query's meaning.
-        select n.memory_id, greatest(0, 1 - n.distance) as similarity
-        from memory_private.vector_memories(v_user, p_query_embedding, v_limit) as n
-        where p_query_embedding is not null
-    ),
-    scored as (
+    -- The query's lift, only when there is a query: joining empty retrieval sides still cost every
+    -- memory of the profile a pass through two hash joins.
+    if p_query is not null or p_query_embedding is not null then
+        select coalesce(array_agg(x.memory_id), '{}'), coalesce(array_agg(x.lift), '{}')
+        into v_lifted, v_lifts
+        from (
+            select
+                coalesce(l.memory_id, n.memory_id) as memory_id,
+                greatest(coalesce(l.relevance, 0), coalesce(n.similarity, 0))::numeric as lift
+            from (
+                select l.memory_id, l.relevance from memory_private.lexical_memories(v_user, p_query, null) as l
+                where p_query is not null
+            ) as l
+            full join (
+                -- The memories nearest the query's meaning.
+                select n.memory_id, greatest(0, 1 - n.distance) as similarity
+                from memory_private.vector_memories(v_user, p_query_embedding, v_limit) as n
+                where p_query_embedding is not null
+            ) as n on n.memory_id = l.memory_id
+        ) as x;
+    end if;
+    with scored as (
         select m.id, m.content, m.type, m.category, m.confidence, m.pinned, m.reference_count,
             m.last_referenced_at,
             memory_private.memory_score(
                 t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
-            ) * (1 + greatest(coalesce(l.relevance, 0), coalesce(n.similarity, 0))::numeric) as final_score,
+            ) * (1 + coalesce(l.lift, 0)) as final_score,
             ceil(length(m.content) / 4.0)::integer + 2 as cost
         from memory.memories as m
         join memory.memory_types as t on t.type = m.type
-        left join lexical as l on l.memory_id = m.id
-        left join near as n on n.memory_id = m.id
+        left join unnest(v_lifted, v_lifts) as l (memory_id, lift) on l.memory_id = m.id
         where m.user_id = v_user and m.profile_id = v_profile
             and m.active and not m.archived and m.deleted_at is null
             and (m.expires_at is null or m.expires_at > now())
