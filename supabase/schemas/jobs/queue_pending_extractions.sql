@@ -1,8 +1,10 @@
--- Why: the noted questions of finished turns become extract jobs through the one queueing path
--- (memory_private.queue_extraction: not extracted yet, the gate open for the author, deduplicated
--- by the message). A note and its job change in one transaction, so a crash loses neither; notes
--- another caller holds are skipped, not waited for, and a deleted message's note just goes.
--- Returns how many notes it took (queued, or dropped: the gate closed since, or the message gone).
+-- Why: the noted questions of finished turns become extract jobs in one set-based insert. The turn
+-- asked the gate (and the extraction asks it again when it is applied), so a note needs only its
+-- message still there and not extracted yet. A note and its job change in one transaction, so a
+-- crash loses neither; notes another caller holds are skipped, not waited for, and a deleted
+-- message's note just goes. A question that already has a job keeps it, unless that job finished
+-- without extracting it: then memory_private.queue_extraction queues it again, as for a request.
+-- Returns how many notes it took.
 create function memory_private.queue_pending_extractions(p_limit integer default 1000)
 returns integer
 language plpgsql
@@ -10,7 +12,10 @@ security definer
 set search_path = ''
 as $$
 declare
-    v_taken bigint[];
+    v_queueing boolean := memory_private.setting('job_kinds') ? 'extract';
+    v_attempts integer := (memory_private.setting('job_max_attempts'))::integer;
+    v_taken integer;
+    v_held bigint[];
 begin
     with taken as (
         delete from memory_private.pending_extractions as p
@@ -21,10 +26,30 @@ begin
             for update skip locked
         )
         returning p.message_id
+    ),
+    waiting as (
+        select m.id, m.conversation_id, coalesce(m.author_id, m.user_id) as author
+        from taken as t
+        join memory.messages as m on m.id = t.message_id
+        where v_queueing
+            and not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
+    ),
+    queued as (
+        insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts)
+        select
+            'extract', jsonb_build_object('source_message_id', w.id, 'conversation_id', w.conversation_id),
+            'message:' || w.id, w.author, v_attempts
+        from waiting as w
+        order by w.id
+        on conflict (kind, dedup_key) where dedup_key is not null do nothing
+        returning j.dedup_key
     )
-    select coalesce(array_agg(t.message_id order by t.message_id), '{}') into v_taken from taken as t;
-    perform memory_private.queue_extraction(t.message_id) from unnest(v_taken) as t (message_id);
-    return cardinality(v_taken);
+    select
+        (select count(*) from taken)::integer,
+        array(select w.id from waiting as w where 'message:' || w.id not in (select q.dedup_key from queued as q))
+    into v_taken, v_held;
+    perform memory_private.queue_extraction(h.id) from unnest(v_held) as h (id);
+    return v_taken;
 end
 $$;
 

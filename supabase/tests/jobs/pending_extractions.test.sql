@@ -5,7 +5,7 @@
 -- counts as a queued extract job in job_stats. Nobody but the service reads the notes, and only
 -- the kit's functions write them.
 begin;
-select plan(27);
+select plan(30);
 
 select tests.create_cast('jobs-notes');
 update memory_private.settings set value = '1000' where key = 'summary_interval';
@@ -104,6 +104,40 @@ select is_empty(
     $$select message_id from memory_private.pending_extractions
     where message_id in (tests.recall('q3')::bigint, tests.recall('q4')::bigint, tests.recall('q5')::bigint)$$,
     'all three notes are gone'
+);
+
+-- The turn's answer stands: a pause after the turn is for the extraction to honour when applied.
+select tests.remember('q7', (select user_message_id from memory.add_turn(tests.recall('gated')::uuid, 'I wear a veil', 'Wise.')));
+update memory.users set memory_paused = true where id = tests.recall('owner')::uuid;
+select memory_private.queue_pending_extractions();
+update memory.users set memory_paused = false where id = tests.recall('owner')::uuid;
+select results_eq(
+    $$select status from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('q7')$$,
+    array['queued'],
+    'a note taken while memory is paused still becomes its job: the gate was open at the turn'
+);
+
+-- A question queued on request before its answer came keeps that job; one whose job finished
+-- without extracting it (the gate was closed when it ran) is queued again.
+select tests.remember('q8', (memory.add_message(tests.recall('gated')::uuid, 'user', 'My queen is old')).id);
+select tests.remember('q9', (memory.add_message(tests.recall('short')::uuid, 'user', 'My smoker broke')).id);
+select memory.request_extraction(tests.recall('gated')::uuid), memory.request_extraction(tests.recall('short')::uuid);
+update memory_private.jobs set status = 'done', finished_at = now()
+where kind = 'extract' and dedup_key = 'message:' || tests.recall('q9');
+select memory.add_message(tests.recall('gated')::uuid, 'assistant', 'Replace her soon.');
+select memory.add_message(tests.recall('short')::uuid, 'assistant', 'Buy another.');
+select memory_private.queue_pending_extractions();
+select results_eq(
+    $$select count(*)::integer, min(status) from memory_private.jobs
+    where kind = 'extract' and dedup_key = 'message:' || tests.recall('q8')$$,
+    $$values (1, 'queued')$$,
+    'a question already queued on request keeps its one job'
+);
+select results_eq(
+    $$select count(*)::integer, min(status) from memory_private.jobs
+    where kind = 'extract' and dedup_key = 'message:' || tests.recall('q9')$$,
+    $$values (1, 'queued')$$,
+    'a question whose job finished without extracting it is queued again'
 );
 
 -- A claim for extractions queues the notes first and can take the new job at once; a claim for
