@@ -219,8 +219,9 @@ def _writes(w: dict[str, Any], summary: list[str]) -> list[str]:
         f"after a 1 s warm-up; each side runs twice in alternating order and the runs are pooled. The kit goes through "
         f"its own client (`supamem.Database.call('add_turn', ...)`: pool checkout with a liveness check, BEGIN, the "
         f"call, COMMIT) into conversations with a primary profile, a 10-turn window and a 24-hour TTL, so every turn "
-        f"is numbered under the conversation's row lock, trims the window, passes the memory gate and enqueues an "
-        f"extraction job (plus a summary job every 4 turns). The peer is langchain-postgres "
+        f"is numbered under the conversation's row lock, trims the window, passes the memory gate and notes its "
+        f"question for extraction (plus a summary job every 4 turns; pg_cron's minutely pass turns the notes into "
+        f"jobs while the writers run). The peer is langchain-postgres "
         f"`PostgresChatMessageHistory.add_messages([HumanMessage, AIMessage])` on its own psycopg connection per client. "
         f"'Kit, one statement' is the same RPC sent as one autocommit statement on a plain connection (the server's share).",
         "",
@@ -500,7 +501,8 @@ def _jobs(w: dict[str, Any], summary: list[str]) -> list[str]:
         return out + [f"Not run: {w.get('error') or w.get('skipped')}", ""]
     out += [
         "`jobs.worker.Worker(kinds=['extract'], concurrency=c).run(once=True)` over a fresh batch of extraction jobs "
-        "per level, enqueued by the kit's own turn trigger (one user per job, under the 60/min per-user limit). The "
+        "per level, noted by the kit's own turns and queued by the worker's claims inside the timed run (one user "
+        "per job, under the 60/min per-user limit). The "
         f"loopback server is OpenAI-compatible on 127.0.0.1, answers with the offline provider's result after "
         f"{int(w['llm_delay_s'] * 1000)} ms, so the ideal is c / {w['llm_delay_s']} s jobs per second.", "",
         "| LLM | concurrency | jobs | seconds | jobs/s | ideal | efficiency | outcomes |",
