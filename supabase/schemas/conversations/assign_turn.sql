@@ -87,7 +87,8 @@ begin
         select m.id into v_question from memory.messages as m
         where m.conversation_id = new.conversation_id and m.turn_number = v_next and m.role = 'user';
         if v_question is not null and memory_private.extraction_author(v_question) is not null then
-            insert into memory_private.pending_extractions (message_id) values (v_question);
+            -- A regenerated answer (the first deleted, a second added) finds its question noted already.
+            insert into memory_private.pending_extractions (message_id) values (v_question) on conflict do nothing;
         end if;
         v_interval := (memory_private.setting('summary_interval'))::integer;
         if v_next % v_interval = 0 then

@@ -5,7 +5,7 @@
 -- counts as a queued extract job in job_stats. Nobody but the service reads the notes, and only
 -- the kit's functions write them.
 begin;
-select plan(30);
+select plan(31);
 
 select tests.create_cast('jobs-notes');
 update memory_private.settings set value = '1000' where key = 'summary_interval';
@@ -105,6 +105,15 @@ select is_empty(
     where message_id in (tests.recall('q3')::bigint, tests.recall('q4')::bigint, tests.recall('q5')::bigint)$$,
     'all three notes are gone'
 );
+
+-- A regenerated answer: the first is deleted, a second joins the turn; the question stays noted once.
+select tests.remember('a2', (select assistant_message_id from memory.add_turn(tests.recall('short')::uuid, 'I rent hives', 'Fine.')));
+delete from memory.messages where id = tests.recall('a2')::bigint;
+select lives_ok(
+    $$select memory.add_message(tests.recall('short')::uuid, 'assistant', 'Renting is cheaper.')$$,
+    'a second answer to a noted question is stored'
+);
+select memory_private.queue_pending_extractions();
 
 -- The turn's answer stands: a pause after the turn is for the extraction to honour when applied.
 select tests.remember('q7', (select user_message_id from memory.add_turn(tests.recall('gated')::uuid, 'I wear a veil', 'Wise.')));
