@@ -34,7 +34,8 @@ WORDS = (
 def reset_data() -> None:
     """Every workload starts from an empty kit (the schema and settings stay)."""
     with admin() as conn:
-        conn.execute("truncate memory.users, memory.tenants, memory_private.jobs, memory_private.pending_extractions cascade")
+        conn.execute("truncate memory.users, memory.tenants, memory_private.jobs, memory_private.pending_extractions,"
+                     " memory_private.pending_embeddings cascade")
         conn.execute("vacuum (analyze) memory.messages, memory.conversations, memory.memories, memory.memory_events")
 
 

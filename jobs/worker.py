@@ -235,6 +235,7 @@ class Worker:
         self._stop_now = False
         self._summary = Summary()
         self._threads: list[threading.Thread] = []
+        self._embeddings_queued_at: float | None = None
 
     # -- control ---------------------------------------------------------------------------
 
@@ -353,10 +354,13 @@ class Worker:
                 self._cond.wait(timeout=seconds)
 
     def _claim(self, limit: int) -> list[ClaimedJob]:
-        if "embed" in self.kinds:
+        now = time.monotonic()
+        if "embed" in self.kinds and (self._embeddings_queued_at is None or now - self._embeddings_queued_at >= 1.0):
             # Messages written since the last scan get their users' embed jobs now, not at the
-            # next pg_cron minute.
+            # next pg_cron minute; at most once a second, since a scan visits every user with
+            # messages waiting.
             self.transport.rpc("queue_embeddings", {})
+            self._embeddings_queued_at = now
         rows = self.transport.rpc(
             "claim_jobs",
             {

@@ -138,3 +138,38 @@ def test_deleting_messages_looks_for_each_next_message_only_up_to_the_next_delet
         assert scan["Node Type"] == "Index Scan" and scan["Index Name"] == INDEX, json.dumps(plan)
         assert "turn_number >=" in scan["Index Cond"] and "turn_number <=" in scan["Index Cond"], json.dumps(plan)
         assert scan["Actual Loops"] == 200, "one look per deleted message"
+
+
+def test_an_embed_job_reads_the_messages_waiting_not_the_history(owner_session) -> None:
+    """An embed job's input, and its check for more after storing a batch, read the user's noted
+    messages (memory_private.pending_embeddings): with 3 of 4,000 messages waiting for a vector,
+    no statement reads more than those 3, however long the history."""
+    conn, cast = owner_session
+    conn.execute("savepoint embedded")
+    try:
+        conn.execute("set local role postgres")
+        # Every message but the newest three has its vector and no note, as embed jobs leave them.
+        conn.execute(
+            "insert into memory_private.message_embeddings (message_id, user_id, model, embedding)"
+            " select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0,"
+            " array_fill(0.1, array[384])::extensions.vector"
+            " from memory.messages as m where m.conversation_id = %s and m.id < ("
+            "select max(x.id) - 2 from memory.messages as x where x.conversation_id = %s)",
+            [cast["conversation"], cast["conversation"]],
+        )
+        conn.execute(
+            "delete from memory_private.pending_embeddings as n using memory_private.message_embeddings as e"
+            " where n.user_id = %s and e.message_id = n.message_id",
+            [cast["owner"]],
+        )
+        for limit, waiting in ((64, 3), (1, 1)):
+            for _ in range(CALLS):
+                plans = nested_plans(conn, "select * from memory_private.unembedded(%s, %s)", [cast["owner"], limit],
+                                     "pending_embeddings")
+                for plan in plans:
+                    for relation in ("messages", "pending_embeddings"):
+                        for scan in scans_of(plan, relation):
+                            read = scan["Actual Rows"] * scan["Actual Loops"]
+                            assert read <= waiting, f"{relation}: {json.dumps(plan)}"
+    finally:
+        conn.execute("rollback to savepoint embedded")

@@ -1,7 +1,8 @@
 """memory.add_turn stores a turn with one insert of two rows and nothing it does not need, counted on
 the functions and tables themselves (track_functions, a superuser-only setting, so this runs as the
 local stack's supabase_admin): each message is numbered by assign_turn, the answer asks the gate
-once and notes its question for extraction instead of queueing a job, the import check is not
+once and notes its question for extraction instead of queueing a job, each message notes itself
+for a vector (the embed job reads the notes, not the history), the import check is not
 asked on a connection that never imported, and the search statistics are left to the fold job."""
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def test_a_turn_runs_only_what_it_needs(admin_url: str, make_auth_user) -> None:
             group by f.funcname""").fetchall())
         inserted = dict(conn.execute(
             """select t.relname, t.n_tup_ins::integer from pg_catalog.pg_stat_xact_user_tables as t
-            where t.schemaname = 'memory_private' and t.relname in ('jobs', 'pending_extractions')"""
+            where t.schemaname = 'memory_private' and t.relname in ('jobs', 'pending_extractions', 'pending_embeddings')"""
         ).fetchall())
         statistics = conn.execute(
             """select coalesce(sum(t.n_tup_ins + t.n_tup_upd + t.n_tup_del), 0)::integer
@@ -47,5 +48,6 @@ def test_a_turn_runs_only_what_it_needs(admin_url: str, make_auth_user) -> None:
         conn.rollback()
     assert stored == [(question, "user", 1), (answer, "assistant", 1)] and turn == 1
     assert calls == {"assign_turn": 2, "extraction_author": 1}
-    assert inserted == {"jobs": 0, "pending_extractions": 1}, "the question is noted, not queued as a job"
+    assert inserted == {"jobs": 0, "pending_extractions": 1, "pending_embeddings": 2}, (
+        "the question is noted for extraction, both messages for a vector, and no job is queued")
     assert statistics == 0, "a turn writes no search statistics: the fold job counts it"

@@ -4,7 +4,8 @@
 -- the same way set-based). Security definer: a participant's message must move
 -- the owner's conversation counter and trim its window, which the caller may not write.
 --
--- An answer also does seed 004's fire-and-forget work for its turn, here so no write path can
+-- Every message notes itself for an embedding (memory_private.pending_embeddings). An answer also
+-- does seed 004's fire-and-forget work for its turn, here so no write path can
 -- forget it and with the conversation row already at hand: it notes the turn's question for
 -- extraction when the gate is open for its author (memory_private.pending_extractions), queues a
 -- conversation summary every summary_interval turns and a title after the first turn. Dedup keys
@@ -71,6 +72,8 @@ begin
     new.tenant_id := v_conversation.tenant_id;
     new.created_at := now();
     new.expires_at := now() + v_conversation.ttl;
+    -- The message waits for its vector; the minutely scan queues its user's embed job.
+    insert into memory_private.pending_embeddings (user_id, message_id) values (new.user_id, new.id);
     -- Only a new turn moves the conversation (an answer joining its turn needs no second update),
     -- and pushes exactly one turn out of the window: older ones left it on earlier turns.
     if not v_join then

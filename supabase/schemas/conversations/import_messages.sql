@@ -164,6 +164,12 @@ begin
         and m.conversation_id = c.id
         and m.turn_number > (v_before ->> c.id::text)::integer - c.window_turns
         and m.turn_number <= c.last_turn - c.window_turns;
+    -- What stays waits for its vector, as a message written one by one does.
+    insert into memory_private.pending_embeddings (user_id, message_id)
+    select m.user_id, m.id
+    from memory.messages as m
+    where m.conversation_id in (select (jsonb_object_keys(v_before))::uuid)
+        and m.turn_number > (v_before ->> m.conversation_id::text)::integer;
     if p_extract then
         perform memory_private.queue_extraction(m.id)
         from memory.messages as m

@@ -1,7 +1,8 @@
 -- An edited message, or a new or edited memory, drops its stale vector and queues its user's embed
--- job; an edited message drops the next message's too, which is embedded with its end. New
--- messages are found by the queue_embeddings scan instead, so a turn writes nothing for embeddings.
--- Security definer: the writer may not touch the vectors or the job queue.
+-- job; an edited message drops the next message's too, which is embedded with its end, and notes
+-- both for their job (memory_private.pending_embeddings). New messages note themselves and are
+-- queued by the minutely scan, so a turn queues no job for embeddings.
+-- Security definer: the writer may not touch the vectors, their notes or the job queue.
 create function memory_private.embedding_wanted()
 returns trigger
 language plpgsql
@@ -11,10 +12,18 @@ as $$
 begin
     if tg_op = 'UPDATE' then
         if tg_table_name = 'messages' then
-            delete from memory_private.message_embeddings as e
-            where e.message_id = new.id or e.message_id = (
+            with next as (
                 select a.id from memory_private.message_after(new.conversation_id, new.turn_number, new.role) as a
-            );
+            ),
+            dropped as (
+                delete from memory_private.message_embeddings as e
+                where e.message_id = new.id or e.message_id in (select x.id from next as x)
+            )
+            insert into memory_private.pending_embeddings (user_id, message_id)
+            select new.user_id, new.id
+            union all
+            select new.user_id, x.id from next as x
+            on conflict do nothing;
         else
             delete from memory_private.memory_embeddings as e where e.memory_id = new.id;
         end if;
@@ -36,7 +45,8 @@ revoke all on function memory_private.embedding_wanted() from public, anon, auth
 
 -- Deleting messages (by hand, out of the window, swept, erased) drops the vector of each next
 -- message left, which was embedded with the deleted one's end: deleted words do not live on in
--- search. One statement per delete; the user's embed job embeds it again with its new neighbour.
+-- search. One statement per delete; the message is noted, and the user's embed job embeds it again
+-- with its new neighbour.
 create function memory_private.context_deleted()
 returns trigger
 language plpgsql
@@ -68,7 +78,12 @@ begin
             d.conversation_id, d.turn_number, d.role, d.next_turn, d.next_role
         ) as n
         where e.message_id = n.id
-        returning e.user_id
+        returning e.user_id, e.message_id
+    ),
+    noted as (
+        insert into memory_private.pending_embeddings (user_id, message_id)
+        select d.user_id, d.message_id from dropped as d
+        on conflict do nothing
     )
     select array_agg(distinct d.user_id) into v_users from dropped as d;
     -- A user whose embed job is queued or running needs no call (enqueue would leave it as it is).

@@ -49,6 +49,13 @@ begin
         set model = excluded.model, embedding = excluded.embedding, created_at = now();
         get diagnostics v_memories = row_count;
         v_stored := v_stored + v_memories;
+        -- The batch's notes go, stored or deleted meanwhile.
+        delete from memory_private.pending_embeddings as n
+        where n.user_id = v_job.user_id and n.message_id in (
+            select (i.item ->> 'id')::bigint
+            from jsonb_array_elements(p_items) as i (item)
+            where i.item ->> 'kind' = 'message' and i.item ->> 'id' ~ '^[0-9]{1,18}$'
+        );
     end if;
     -- Rows committed before this check are seen; a later one waits for the user's next job.
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('stored', v_stored, 'model', p_model));

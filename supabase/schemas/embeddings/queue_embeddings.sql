@@ -1,39 +1,43 @@
--- Queue the embed jobs of the users who wrote since the last scan (at most p_batch messages a
--- call); returns how many users. Concurrent calls do not wait: one scans, the others return 0.
-create function memory_private.queue_embeddings(p_batch integer default 100000)
+-- Queue the embed jobs of the users with noted messages and no embed job queued or running;
+-- returns how many. The users are found by skipping through the notes' primary key from one user
+-- to the next, so a scan costs the users waiting, not their notes.
+create function memory_private.queue_embeddings()
 returns integer
 language plpgsql
 security definer
 set search_path = ''
 as $$
 declare
-    v_from bigint;
-    v_to bigint;
-    v_user uuid;
-    v_users integer := 0;
+    v_users integer;
 begin
-    select q.through into v_from from memory_private.message_scans as q where q.name = 'embeddings'
-    for update skip locked;
-    if not found then
+    if not memory_private.setting('job_kinds') ? 'embed' then
         return 0;
     end if;
-    v_to := memory_private.next_messages(v_from, p_batch);
-    if v_to is null then
-        return 0;
-    end if;
-    for v_user in
-        select distinct m.user_id from memory.messages as m where m.id > v_from and m.id <= v_to
-    loop
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
-        v_users := v_users + 1;
-    end loop;
-    update memory_private.message_scans set through = v_to where name = 'embeddings';
+    with recursive noted as (
+        (select n.user_id from memory_private.pending_embeddings as n order by n.user_id limit 1)
+        union all
+        select (
+            select n.user_id from memory_private.pending_embeddings as n
+            where n.user_id > d.user_id
+            order by n.user_id
+            limit 1
+        )
+        from noted as d
+        where d.user_id is not null
+    )
+    select count(memory_private.enqueue('embed', '{}', 'embed:' || d.user_id, d.user_id, null, true))::integer
+    into v_users
+    from noted as d
+    where d.user_id is not null and not exists (
+            select 1 from memory_private.jobs as j
+            where j.kind = 'embed' and j.dedup_key = 'embed:' || d.user_id and j.status in ('queued', 'running')
+        );
     return v_users;
 end
 $$;
 
-revoke all on function memory_private.queue_embeddings(integer) from public, anon, authenticated, service_role;
-grant execute on function memory_private.queue_embeddings(integer) to service_role;
+revoke all on function memory_private.queue_embeddings() from public, anon, authenticated, service_role;
+grant execute on function memory_private.queue_embeddings() to service_role;
 
 create function memory.queue_embeddings()
 returns integer

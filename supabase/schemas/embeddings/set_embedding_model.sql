@@ -1,5 +1,6 @@
--- Change the embedding model: its indexes are built and every user's rows are re-embedded by
--- the queue; until then search ranks them lexically.
+-- Change the embedding model: its indexes are built, every message is noted for a vector of the
+-- new model, and every user's rows are re-embedded by the queue; until then search ranks them
+-- lexically.
 create function memory.set_embedding_model(p_model text, p_dimensions integer)
 returns void
 language plpgsql
@@ -21,6 +22,9 @@ begin
     perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
     update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
     update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
+    insert into memory_private.pending_embeddings (user_id, message_id)
+    select m.user_id, m.id from memory.messages as m
+    on conflict do nothing;
     for v_user in select u.id from memory.users as u loop
         perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
     end loop;

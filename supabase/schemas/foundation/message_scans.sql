@@ -32,8 +32,6 @@ $$;
 
 revoke all on function memory_private.next_messages(bigint, integer) from public, anon, authenticated, service_role;
 
-insert into memory_private.message_scans (name) values ('embeddings');
-
 -- How far search_terms has counted (memory_private.message_scans); signed-in users read this
 -- row, since their searches count the messages after it.
 insert into memory_private.message_scans (name) values ('search_terms');

@@ -19,7 +19,8 @@ create function pg_temp.embed_all() returns void language sql as $$
     select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0, array_fill(0.1, array[384])::extensions.vector
     from memory.messages as m
     where m.user_id = tests.recall('u')::uuid
-    on conflict (message_id) do nothing
+    on conflict (message_id) do nothing;
+    delete from memory_private.pending_embeddings where user_id = tests.recall('u')::uuid;
 $$;
 
 create temporary table embedded_text as

@@ -1,5 +1,6 @@
--- Embed jobs: new messages are queued by a scan (memory.queue_embeddings: pg_cron and the workers),
--- an edited message or a memory by trigger, one embed job per user; the job's input
+-- Embed jobs: the users of new messages are queued by a scan of the messages' notes
+-- (memory.queue_embeddings: pg_cron and the workers), an edited message or a memory by trigger,
+-- one embed job per user; the job's input
 -- is the user's rows without a vector of the current model, newest first, a batch at a time; its
 -- result is refused whole when a vector has other dimensions (22023, nothing written); a result
 -- of a model that is no longer current stores nothing; the job queues itself again while rows
@@ -23,7 +24,7 @@ select is_empty(
     'writing messages queues nothing (the write path stays lean)'
 );
 select tests.authenticate_as_service_role();
-select ok(memory.queue_embeddings() >= 1, 'the scan queues the users who wrote since the last one');
+select ok(memory.queue_embeddings() >= 1, 'the scan queues the users whose messages wait for a vector');
 select tests.clear_authentication();
 select is(
     (select count(*)::integer from memory_private.jobs where user_id = tests.recall('u')::uuid and kind = 'embed'),
