@@ -24,7 +24,9 @@ grant execute on function memory.history(uuid, integer, integer, boolean) to aut
 -- conversation (memory_private.reads_conversation): under the per-row OR policy of messages the
 -- planner expected few rows to pass and sorted the whole conversation instead of walking the
 -- index (tests/test_function_plans.py). A caller who may not read the conversation gets no rows,
--- as under RLS.
+-- as under RLS. Bitmap scans are off: a conversation that grew since the statistics were taken
+-- looks small to the planner, which then read all of it through a bitmap and sorted it for the
+-- page, where walking the index stops at the page whatever the conversation's length.
 create function memory_private.history(
     p_conversation_id uuid, p_limit integer, p_offset integer, p_newest_first boolean
 )
@@ -33,6 +35,7 @@ language plpgsql
 stable
 security definer
 set search_path = ''
+set enable_bitmapscan = off
 as $$
 begin
     if p_limit is null or p_limit < 1 or p_limit > 1000 or p_offset is null or p_offset < 0 then

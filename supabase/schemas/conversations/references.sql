@@ -60,7 +60,7 @@ begin
     end if;
     return query
     select w.*
-    from memory.turn_history(p_conversation_id, p_max_turns) as w
+    from memory_private.turn_history(p_conversation_id, p_max_turns) as w
     order by
         case when v_position > 0 then w.turn_number end asc,
         case when v_position < 0 then w.turn_number end desc

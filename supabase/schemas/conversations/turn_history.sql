@@ -5,11 +5,36 @@ language plpgsql
 stable
 set search_path = ''
 as $$
+begin
+    return query
+    select t.* from memory_private.turn_history(p_conversation_id, p_max_turns) as t;
+end
+$$;
+
+revoke all on function memory.turn_history(uuid, integer) from public, anon, authenticated, service_role;
+grant execute on function memory.turn_history(uuid, integer) to authenticated, service_role;
+
+-- Why: memory.turn_history's body (the window every prompt reads), run as the owner after one check
+-- that the caller may read the conversation (memory_private.reads_conversation), as
+-- memory_private.history is: under the per-row OR policy of messages, statistics that had not
+-- seen the user's latest messages led the planner to read all of the user's messages through the
+-- user index for a window of 20 (tests/test_function_plans.py). A caller who may not read the
+-- conversation gets no turns, as under RLS.
+create function memory_private.turn_history(p_conversation_id uuid, p_max_turns integer)
+returns setof memory.turns
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
 declare
     v_last integer;
 begin
     if p_max_turns is null or p_max_turns < 1 or p_max_turns > 500 then
         raise exception using errcode = '22023', message = 'max turns must be 1..500';
+    end if;
+    if not memory_private.reads_conversation(p_conversation_id) then
+        return;
     end if;
     select c.last_turn into v_last from memory.conversations as c where c.id = p_conversation_id;
     return query
@@ -20,5 +45,5 @@ begin
 end
 $$;
 
-revoke all on function memory.turn_history(uuid, integer) from public, anon, authenticated, service_role;
-grant execute on function memory.turn_history(uuid, integer) to authenticated, service_role;
+revoke all on function memory_private.turn_history(uuid, integer) from public, anon, authenticated, service_role;
+grant execute on function memory_private.turn_history(uuid, integer) to authenticated, service_role;

@@ -36,7 +36,7 @@ begin
     end if;
     v_history := coalesce(
         (select jsonb_agg(to_jsonb(h) order by h.turn_number)
-        from memory.turn_history(p_conversation_id, p_max_turns) as h),
+        from memory_private.turn_history(p_conversation_id, p_max_turns) as h),
         '[]'
     );
     return jsonb_build_object(

@@ -1,8 +1,9 @@
 -- memory.turn_history(conversation, max_turns): the newest max_turns turns, oldest first, each a
--- question paired with its answer; max_turns is 1..500 (22023); callers see only what RLS lets
--- them read.
+-- question paired with its answer; max_turns is 1..500 (22023); callers see only the turns of a
+-- conversation they may read. The body (memory_private.turn_history, which prompt_context calls)
+-- runs as the owner after one access check, and holds the same answers called directly.
 begin;
-select plan(14);
+select plan(18);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-turn-history');
@@ -20,6 +21,10 @@ select tests.authenticate_as_anon();
 select throws_ok(
     $$select * from memory.turn_history(tests.recall('conv')::uuid)$$,
     '42501', null, 'anon cannot read turn history'
+);
+select throws_ok(
+    $$select * from memory_private.turn_history(tests.recall('conv')::uuid, 10)$$,
+    '42501', null, 'nor its body'
 );
 
 -- The owner reads the newest turns, oldest first.
@@ -58,6 +63,10 @@ select is_empty(
     $$select * from memory.turn_history(tests.recall('conv')::uuid)$$,
     'a stranger reads no turn of the owner'
 );
+select is_empty(
+    $$select * from memory_private.turn_history(tests.recall('conv')::uuid, 10)$$,
+    'not even through the body'
+);
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select results_eq(
     $$select turn_number from memory.turn_history(tests.recall('conv')::uuid, 2)$$,
@@ -70,10 +79,20 @@ select results_eq(
     array[12, 13],
     'tenant A''s admin reads the owner''s turns'
 );
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    $$select turn_number from memory_private.turn_history(tests.recall('conv')::uuid, 2)$$,
+    array[12, 13],
+    'the owner reads the same turns through the body'
+);
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty(
     $$select * from memory.turn_history(tests.recall('conv')::uuid)$$,
     'tenant B''s admin reads no turn of tenant A'
+);
+select is_empty(
+    $$select * from memory_private.turn_history(tests.recall('conv')::uuid, 10)$$,
+    'not even through the body'
 );
 
 -- service_role reads anyone's turns.
