@@ -1,6 +1,7 @@
 -- Queue the embed jobs of the users with noted messages and no embed job queued or running;
--- returns how many. The users are found by skipping through the notes' primary key from one user
--- to the next, so a scan costs the users waiting, not their notes.
+-- returns how many. A job that died (its retries spent: the embeddings server down, say) is queued
+-- again an hour after it died, not at every scan. The users are found by skipping through the
+-- notes' primary key from one user to the next, so a scan costs the users waiting, not their notes.
 create function memory_private.queue_embeddings()
 returns integer
 language plpgsql
@@ -30,7 +31,8 @@ begin
     from noted as d
     where d.user_id is not null and not exists (
             select 1 from memory_private.jobs as j
-            where j.kind = 'embed' and j.dedup_key = 'embed:' || d.user_id and j.status in ('queued', 'running')
+            where j.kind = 'embed' and j.dedup_key = 'embed:' || d.user_id
+                and (j.status in ('queued', 'running') or j.status = 'dead' and j.failed_at > now() - interval '1 hour')
         );
     return v_users;
 end

@@ -2,10 +2,10 @@
 -- by a turn or an import, and again when its vector is dropped (an edit, its context deleted, a
 -- new model). An embed job reads its user's notes, newest first, not the user's history, and drops
 -- the notes of messages deleted meanwhile; storing the batch takes its notes away. The minutely scan
--- queues the users with notes and no embed job waiting. Nobody but the service reads or writes
--- the notes directly.
+-- queues the users with notes and no embed job waiting (a dead one an hour after it died). Nobody
+-- but the service reads or writes the notes directly.
 begin;
-select plan(30);
+select plan(32);
 
 select tests.create_cast('embed-notes');
 update memory_private.settings set value = '2' where key = 'embedding_batch';
@@ -141,6 +141,26 @@ select is(
     pg_temp.notes(),
     (select array_agg(m.id order by m.id) from memory.messages as m where m.user_id = tests.recall('owner')::uuid),
     'the user''s notes are its messages'
+);
+
+-- A dead embed job (its retries spent) is queued again an hour after it died, not at every scan.
+select tests.clear_authentication();
+update memory_private.jobs set status = 'dead', failed_at = now()
+where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner');
+select tests.authenticate_as_service_role();
+select memory.queue_embeddings();
+select is(
+    (select status from memory_private.jobs where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner')),
+    'dead', 'a scan leaves a job that died within the hour'
+);
+select tests.clear_authentication();
+update memory_private.jobs set failed_at = now() - interval '61 minutes'
+where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner');
+select tests.authenticate_as_service_role();
+select memory.queue_embeddings();
+select is(
+    (select status from memory_private.jobs where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner')),
+    'queued', 'and queues it again after the hour while its user''s messages wait'
 );
 
 -- An erased user's notes go with the user; the scan does nothing while embed jobs are off.
