@@ -223,7 +223,9 @@ def _embed(ctx: _Context, data: Mapping[str, Any]) -> JobResult:
     result = ctx.rpc(
         "finish_embeddings",
         p_model=data["model"],
-        p_items=[{"kind": i["kind"], "id": i["id"], "embedding": v} for i, v in zip(items, vectors, strict=True)],
+        # Each item's version (its text's md5) goes back, so a row edited meanwhile keeps its note.
+        p_items=[{"kind": i["kind"], "id": i["id"], "version": i.get("version"), "embedding": v}
+                 for i, v in zip(items, vectors, strict=True)],
     )
     return JobResult("done", None, result)
 

@@ -19,7 +19,7 @@ begin
         'model', memory_private.setting('embedding_model') ->> 0,
         'dimensions', (memory_private.setting('embedding_dimensions'))::integer,
         'items', coalesce((
-            select jsonb_agg(jsonb_build_object('kind', u.kind, 'id', u.id, 'text', u.content))
+            select jsonb_agg(jsonb_build_object('kind', u.kind, 'id', u.id, 'text', u.content, 'version', u.version))
             from memory_private.unembedded(v_job.user_id, (memory_private.setting('embedding_batch'))::integer) as u
         ), '[]')
     );

@@ -1,5 +1,6 @@
 -- Store an embed job's vectors and complete it; queue it again while rows remain. Vectors of
--- another model than the current one (it changed meanwhile) are dropped and the job re-queued.
+-- another model than the current one (it changed meanwhile), or of a text that changed meanwhile
+-- (an item's version, from the input, is its text's md5), are dropped and the job re-queued.
 -- A vector of the wrong dimensions, an unknown kind or a malformed item refuses the whole batch.
 create function memory.finish_embeddings(p_job_id bigint, p_worker text, p_model text, p_items jsonb)
 returns jsonb
@@ -31,31 +32,47 @@ begin
             detail = left(v_bad::text, 200);
     end if;
     if v_current then
-        -- Rows deleted since the input was read are skipped by the joins.
-        insert into memory_private.message_embeddings as e (message_id, user_id, model, embedding)
-        select m.id, m.user_id, p_model, (i.item ->> 'embedding')::extensions.vector
-        from jsonb_array_elements(p_items) as i (item)
-        join memory.messages as m on m.id::text = i.item ->> 'id' and m.user_id = v_job.user_id
-        where i.item ->> 'kind' = 'message'
-        on conflict (message_id) do update
-        set model = excluded.model, embedding = excluded.embedding, created_at = now();
-        get diagnostics v_stored = row_count;
+        -- A row deleted since the input was read is skipped; one whose text changed since (an edit,
+        -- or the message before it edited or deleted), told by the version the input gave it, is
+        -- left with its note for the next batch, which reads its text again.
+        with items as (
+            select i.item ->> 'id' as id, i.item ->> 'version' as version, i.item ->> 'embedding' as embedding
+            from jsonb_array_elements(p_items) as i (item)
+            where i.item ->> 'kind' = 'message' and i.item ->> 'id' ~ '^[0-9]{1,18}$'
+        ),
+        texts as (
+            select t.id, md5(t.content) as version
+            from memory_private.embedding_texts(v_job.user_id, array(select x.id::bigint from items as x)) as t
+        ),
+        changed as (
+            select t.id from items as x join texts as t on t.id = x.id::bigint where x.version <> t.version
+        ),
+        stored as (
+            insert into memory_private.message_embeddings as e (message_id, user_id, model, embedding)
+            select t.id, v_job.user_id, p_model, x.embedding::extensions.vector
+            from items as x
+            join texts as t on t.id = x.id::bigint
+            where t.id not in (select c.id from changed as c)
+            on conflict (message_id) do update
+            set model = excluded.model, embedding = excluded.embedding, created_at = now()
+            returning e.message_id
+        ),
+        taken as (
+            delete from memory_private.pending_embeddings as n
+            where n.user_id = v_job.user_id
+                and n.message_id in (select x.id::bigint from items as x)
+                and n.message_id not in (select c.id from changed as c)
+        )
+        select count(*)::integer into v_stored from stored;
         insert into memory_private.memory_embeddings as e (memory_id, user_id, model, embedding)
         select mm.id, mm.user_id, p_model, (i.item ->> 'embedding')::extensions.vector
         from jsonb_array_elements(p_items) as i (item)
         join memory.memories as mm on mm.id::text = i.item ->> 'id' and mm.user_id = v_job.user_id
-        where i.item ->> 'kind' = 'memory'
+        where i.item ->> 'kind' = 'memory' and (i.item ->> 'version' is null or i.item ->> 'version' = md5(mm.content))
         on conflict (memory_id) do update
         set model = excluded.model, embedding = excluded.embedding, created_at = now();
         get diagnostics v_memories = row_count;
         v_stored := v_stored + v_memories;
-        -- The batch's notes go, stored or deleted meanwhile.
-        delete from memory_private.pending_embeddings as n
-        where n.user_id = v_job.user_id and n.message_id in (
-            select (i.item ->> 'id')::bigint
-            from jsonb_array_elements(p_items) as i (item)
-            where i.item ->> 'kind' = 'message' and i.item ->> 'id' ~ '^[0-9]{1,18}$'
-        );
     end if;
     -- Rows committed before this check are seen; a later one waits for the user's next job.
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('stored', v_stored, 'model', p_model));

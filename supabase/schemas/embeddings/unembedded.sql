@@ -1,10 +1,10 @@
 -- The user's rows waiting for a vector of the current model: noted messages newest first
 -- (memory_private.pending_embeddings), then memories without one (a user holds at most memory_cap
--- live memories a profile, so they are looked for directly). A message is embedded with the end of
--- the message before it in its conversation, since a turn often means little alone ("yes, in
--- May"); embedding_context_chars sets how much (0: none).
+-- live memories a profile, so they are looked for directly), each with the text to embed
+-- (memory_private.embedding_texts for messages) and that text's md5 as its version: the job's
+-- finish stores a vector only while its row's text is still that one.
 create function memory_private.unembedded(p_user_id uuid, p_limit integer)
-returns table (kind text, id text, content text)
+returns table (kind text, id text, content text, version text)
 language plpgsql
 stable
 set search_path = ''
@@ -12,19 +12,18 @@ as $$
 begin
     return query
     (
-        select 'message', m.id::text, coalesce(right(p.content, c.chars) || e'\n', '') || m.content
-        from memory_private.pending_embeddings as n
-        join memory.messages as m on m.id = n.message_id
-        cross join (select (memory_private.setting('embedding_context_chars'))::integer as chars) as c
-        left join lateral memory_private.message_before(m.conversation_id, m.turn_number, m.role) as p
-            on c.chars > 0
-        where n.user_id = p_user_id
-        order by n.message_id desc
-        limit p_limit
+        select 'message', t.id::text, t.content, md5(t.content)
+        from memory_private.embedding_texts(p_user_id, array(
+            select n.message_id from memory_private.pending_embeddings as n
+            where n.user_id = p_user_id
+            order by n.message_id desc
+            limit p_limit
+        )) as t
+        order by t.id desc
     )
     union all
     (
-        select 'memory', mm.id::text, mm.content
+        select 'memory', mm.id::text, mm.content, md5(mm.content)
         from memory.memories as mm
         where mm.user_id = p_user_id and mm.deleted_at is null and not exists (
             select 1 from memory_private.memory_embeddings as e

@@ -1,11 +1,12 @@
 -- Every message notes itself for a vector (memory_private.pending_embeddings) when it is written,
 -- by a turn or an import, and again when its vector is dropped (an edit, its context deleted, a
 -- new model). An embed job reads its user's notes, newest first, not the user's history, and drops
--- the notes of messages deleted meanwhile; storing the batch takes its notes away. The minutely scan
--- queues the users with notes and no embed job waiting (a dead one an hour after it died). Nobody
--- but the service reads or writes the notes directly.
+-- the notes of messages deleted meanwhile; storing the batch takes its notes away, except the note
+-- of a message whose text changed meanwhile. The minutely scan queues the users with notes and no
+-- embed job waiting (a dead one an hour after it died). Nobody but the service reads or writes the
+-- notes directly.
 begin;
-select plan(32);
+select plan(35);
 
 select tests.create_cast('embed-notes');
 update memory_private.settings set value = '2' where key = 'embedding_batch';
@@ -161,6 +162,32 @@ select memory.queue_embeddings();
 select is(
     (select status from memory_private.jobs where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner')),
     'queued', 'and queues it again after the hour while its user''s messages wait'
+);
+
+-- A message edited while its batch is embedded keeps its note: the vector is of its old text.
+select tests.clear_authentication();
+delete from memory_private.pending_embeddings where user_id = tests.recall('owner')::uuid;
+select tests.remember('x', (memory.add_message(tests.recall('conv')::uuid, 'user', 'Queen bees live long')).id);
+select tests.authenticate_as_service_role();
+select tests.remember('job2', (select id from memory.claim_jobs(
+    array['embed'], 'w2', 1, p_user_ids => array[tests.recall('owner')::uuid])));
+select tests.remember('input2', memory.embedding_input(tests.recall('job2')::bigint, 'w2'));
+select tests.clear_authentication();
+update memory.messages set content = 'Queen bees live for years' where id = tests.recall('x')::bigint;
+select tests.authenticate_as_service_role();
+select is(
+    memory.finish_embeddings(tests.recall('job2')::bigint, 'w2', 'notes-2d', (
+        select jsonb_agg(jsonb_build_object(
+            'kind', i ->> 'kind', 'id', i ->> 'id', 'version', i ->> 'version', 'embedding', array[0.5, 0.5]
+        ))
+        from jsonb_array_elements(tests.recall('input2')::jsonb -> 'items') as i
+    )) ->> 'stored',
+    '0', 'a message edited while its batch was embedded gets no vector of its old text'
+);
+select is(pg_temp.notes(), array[tests.recall('x')]::bigint[], 'and keeps its note for the next batch');
+select is(
+    (select status from memory_private.jobs where id = tests.recall('job2')::bigint),
+    'queued', 'which the job, queued again, reads'
 );
 
 -- An erased user's notes go with the user; the scan does nothing while embed jobs are off.
