@@ -2,7 +2,8 @@
 (through `supamem.Database`; the prompt window, newest 20 messages oldest-first) against
 langchain-postgres' `PostgresChatMessageHistory.get_messages` (every message of the session, as
 its API offers no limit). For reference the kit also reads whole sessions (`p_limit` up to its
-maximum of 1,000). Both stores hold the same messages; calls are interleaved.
+maximum of 1,000). Both stores hold the same messages; calls are interleaved in blocks of 10, and
+the window is also timed right after the peer's read.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from . import data
 from .common import bench_url, kit_database, log, one, pick, service, vacuum_analyze
-from .stats import interleaved, ratio, summarize
+from .stats import following, interleaved, ratio, summarize
 from .writes import TABLE
 
 LENGTHS = (20, 200, 2000)
@@ -56,8 +57,13 @@ def run() -> dict[str, Any]:
             "kit_history_20_signed_in": lambda cid=cid, uid=uid: db.call_as(uid, "history", conversation_id=cid,
                                                                             limit=20),
         }
-        # The peer builds thousands of Python objects per call: collect garbage between rounds only.
-        samples = interleaved(fns, n, 20, collect_every=10)
+        # The peer builds thousands of Python objects per call: collect garbage between rounds only,
+        # and time each side in blocks of 10 calls, so the kit's calls are not timed in caches the
+        # peer's large read has just evicted (measured on its own below).
+        samples = interleaved(fns, n, 20, collect_every=10, block=10)
+        # What the window costs right after the peer's read in the same process.
+        samples["kit_history_20_after_peer"] = following(
+            history.get_messages, fns["kit_history_20"], pick(50, {20: 500, 200: 300, 2000: 150}[length]))
         # Timed on their own: the whole-session read (a reference), and the window as one statement
         # with nothing else between its calls, which shows the window's own work apart from the cost
         # of following a large read in the interleaved rounds above.
