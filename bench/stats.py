@@ -3,7 +3,8 @@
 Every time is taken with `time.perf_counter_ns` around one client call (a full round trip) and
 reported in microseconds. Comparisons interleave their sides call by call (A, B, A, B ... with
 the starting side alternating), so drift on a noisy 2-core machine (another process, a
-checkpoint, CPU frequency) lands on both sides alike instead of on whichever ran second.
+checkpoint, CPU frequency) lands on both sides alike instead of on whichever ran second; sides
+of very different sizes alternate in blocks of calls instead (`interleaved(block=...)`).
 """
 
 from __future__ import annotations
