@@ -28,7 +28,7 @@ begin
             delete from memory_private.memory_embeddings as e where e.memory_id = new.id;
         end if;
     end if;
-    perform memory_private.enqueue('embed', '{}', 'embed:' || new.user_id, new.user_id, null, true);
+    perform memory_private.queue_embed(new.user_id);
     return null;
 end
 $$;
@@ -87,7 +87,7 @@ begin
     )
     select array_agg(distinct d.user_id) into v_users from dropped as d;
     -- A user whose embed job is queued or running needs no call (enqueue would leave it as it is).
-    perform memory_private.enqueue('embed', '{}', 'embed:' || u.id, u.id, null, true)
+    perform memory_private.queue_embed(u.id)
     from unnest(v_users) as u (id)
     where not exists (
         select 1 from memory_private.jobs as j

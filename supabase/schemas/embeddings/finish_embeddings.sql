@@ -77,7 +77,7 @@ begin
     -- Rows committed before this check are seen; a later one waits for the user's next job.
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('stored', v_stored, 'model', p_model));
     if exists (select 1 from memory_private.unembedded(v_job.user_id, 1)) then
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_job.user_id, v_job.user_id, null, true);
+        perform memory_private.queue_embed(v_job.user_id);
     end if;
     return jsonb_build_object('stored', v_stored, 'current_model', v_current);
 end

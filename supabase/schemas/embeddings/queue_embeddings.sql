@@ -26,7 +26,7 @@ begin
         from noted as d
         where d.user_id is not null
     )
-    select count(memory_private.enqueue('embed', '{}', 'embed:' || d.user_id, d.user_id, null, true))::integer
+    select count(memory_private.queue_embed(d.user_id))::integer
     into v_users
     from noted as d
     where d.user_id is not null and not exists (

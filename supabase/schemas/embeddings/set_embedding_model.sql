@@ -26,7 +26,7 @@ begin
     select m.user_id, m.id from memory.messages as m
     on conflict do nothing;
     for v_user in select u.id from memory.users as u loop
-        perform memory_private.enqueue('embed', '{}', 'embed:' || v_user, v_user, null, true);
+        perform memory_private.queue_embed(v_user);
     end loop;
 end
 $$;
