@@ -385,16 +385,28 @@ class Database:
         """
         if as_user is not None:
             claims = {"sub": str(UUID(str(as_user))), "role": "authenticated"}
-        with self._checkout(idle=0.0) as conn, conn.transaction():
-            if claims is not None:
-                conn.execute(
-                    "select set_config('role', 'authenticated', true), set_config('request.jwt.claims', %(claims)s, true),"
-                    f" {ROLE_SETTINGS_SQL}",
-                    {"claims": json.dumps(dict(claims)), "role": "authenticated"},
-                )
-            elif self.role_per_transaction:
-                conn.execute("set local role service_role")
-            yield Transaction(conn)
+        # A connection used moments ago is not pinged (a round trip, about a sixth of a signed-in
+        # call); one a restart killed fails at BEGIN, before any work, and the transaction starts
+        # again on a connection that answers a ping.
+        for attempt in (1, 2):
+            began = False
+            try:
+                with self._checkout(idle=self.check_idle if attempt == 1 else 0.0) as conn, conn.transaction():
+                    began = True
+                    if claims is not None:
+                        conn.execute(
+                            "select set_config('role', 'authenticated', true),"
+                            " set_config('request.jwt.claims', %(claims)s, true),"
+                            f" {ROLE_SETTINGS_SQL}",
+                            {"claims": json.dumps(dict(claims)), "role": "authenticated"},
+                        )
+                    elif self.role_per_transaction:
+                        conn.execute("set local role service_role")
+                    yield Transaction(conn)
+                return
+            except DatabaseUnavailableError as exc:
+                if began or not self._retry_after(exc, attempt):
+                    raise
 
     def _single(self, work: Callable[[Transaction], T]) -> T:
         """Run one RPC call as one statement: atomic on its own, so no BEGIN/COMMIT round trips,
@@ -406,15 +418,23 @@ class Database:
                 return work(tx)
         for attempt in (1, 2):
             try:
-                with self._checkout(idle=self.check_idle) as conn:
+                with self._checkout(idle=self.check_idle if attempt == 1 else 0.0) as conn:
                     return work(Transaction(conn))
             except DatabaseUnavailableError as exc:
-                if attempt == 2 or exc.sqlstate not in _TERMINATED:
-                    raise
-                if not self._reachable():  # shut down, not restarted: fail now, reconnect behind
-                    self._retire(self._pool)
+                if not self._retry_after(exc, attempt):
                     raise
         raise AssertionError("unreachable")
+
+    def _retry_after(self, exc: DatabaseUnavailableError, attempt: int) -> bool:
+        """Whether work cut off by a server shutdown or restart (57P01-57P03) before it could
+        commit runs once more, on a connection pinged first (a restart killed every connection of
+        the pool): not when the server is down (the pool is retired and reconnects behind)."""
+        if attempt == 2 or exc.sqlstate not in _TERMINATED:
+            return False
+        if not self._reachable():
+            self._retire(self._pool)
+            return False
+        return True
 
     def as_user(self, user_id: UUID | str) -> Any:
         """`with db.as_user(uid) as tx:` — a transaction acting as that Supabase Auth user."""

@@ -170,3 +170,38 @@ def test_a_single_call_survives_its_connection_being_terminated(database_url, po
             assert tx.execute("select pg_backend_pid() as pid")[0]["pid"] != pid
     finally:
         db.close()
+def test_a_transaction_begins_again_when_its_connection_was_terminated(database_url, postgres_conn, make_auth_user):
+    """A connection used moments ago is not pinged; one a shutdown killed fails at BEGIN, before
+    any work, and the transaction (a signed-in call too) begins again on a live connection."""
+    db = Database(database_url, min_size=1, max_size=1, timeout=5.0)
+    try:
+        user = make_auth_user()
+        db.call("register_user", user_id=user)
+        for begin, role in ((db.transaction, "service_role"), (lambda: db.as_user(user), "authenticated")):
+            with db.transaction() as tx:
+                pid = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
+            postgres_conn.execute("select pg_terminate_backend(%s)", [pid])
+            with begin() as tx:
+                row = tx.execute("select pg_backend_pid() as pid, current_user as role")[0]
+                assert row["pid"] != pid and row["role"] == role
+    finally:
+        db.close()
+
+
+def test_a_transaction_cut_off_after_it_began_fails_and_is_not_run_again(database_url, postgres_conn, make_id):
+    """Work inside a transaction may have had effects the caller acted on: once BEGIN went
+    through, a terminated connection fails the transaction instead of running it again."""
+    db = Database(database_url, min_size=1, max_size=1, timeout=5.0)
+    runs = 0
+    try:
+        with pytest.raises(DatabaseUnavailableError), db.transaction() as tx:
+            runs += 1
+            pid = tx.execute("select pg_backend_pid() as pid")[0]["pid"]
+            postgres_conn.execute("select pg_terminate_backend(%s)", [pid])
+            tx.call("user_id_for", external_id=make_id("cut-off"))
+        assert runs == 1
+        assert db.call_value("count_messages", conversation_id=uuid4()) == 0  # the pool recovered
+    finally:
+        db.close()
+
+
