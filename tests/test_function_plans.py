@@ -3,7 +3,8 @@
 memory.history and memory.turn_history (the window prompt_context reads) run their queries inside
 plpgsql, where EXPLAIN cannot reach, so this test reads, through auto_explain
 (tests/plan_helpers.py), the plans of the statements the functions themselves run, as the
-signed-in owner (RLS policy included) of a 2,000-turn conversation. The calls repeat past
+signed-in owner (RLS policy included) of a 2,000-turn conversation and a short one, written after
+the statistics were taken. The calls repeat past
 plpgsql's fifth execution, when it may switch to a generic plan, and every plan is checked: a
 later migration that changes a hot statement, or a plan Postgres would pick for it, fails here.
 Everything is rolled back.
@@ -21,6 +22,8 @@ from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans
 from psycopg.rows import dict_row
 
 TURNS = 2000
+#: The owner's other conversation, read beside the long one.
+SHORT_TURNS = 2
 #: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
 CALLS = 7
 INDEX = "messages_conversation_turn_role_key"
@@ -41,19 +44,24 @@ def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str
         # Statistics from before the owner wrote: on a live database they lag behind the writes (the
         # planner then expects the owner's messages to be few), and no hot plan may depend on them.
         conn.execute("analyze memory.messages")
-        conn.execute(
-            "insert into memory.messages (conversation_id, role, content)"
-            " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('message %%s', i)"
-            " from generate_series(1, %s) as i order by i",
-            [conversation, 2 * TURNS],
-        )
+        short = conn.execute(
+            "select (memory.create_conversation(p_user_id => %s, p_title => 'Short', p_window_turns => 5000)).id",
+            [owner],
+        ).fetchone()["id"]
+        for conv, turns in ((conversation, TURNS), (short, SHORT_TURNS)):
+            conn.execute(
+                "insert into memory.messages (conversation_id, role, content)"
+                " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('message %%s', i)"
+                " from generate_series(1, %s) as i order by i",
+                [conv, 2 * turns],
+            )
         explain_nested(conn)
         conn.execute("set local role authenticated")
         conn.execute(
             "select set_config('request.jwt.claims', %s, true)",
             [json.dumps({"sub": str(owner), "role": "authenticated"})],
         )
-        yield conn, {"owner": owner, "conversation": conversation}
+        yield conn, {"owner": owner, "conversation": conversation, "short": short}
     finally:
         conn.rollback()
         conn.close()
@@ -109,6 +117,26 @@ def test_the_turn_window_reads_only_its_turns(owner_session, call: str) -> None:
     each_call(conn, call, [cast["conversation"]], "memory.turns", check)
 
 
+@pytest.mark.parametrize(("call", "statement"), [
+    ("select * from memory.messages where conversation_id = %s", "memory.messages"),
+    ("select * from memory.turns where conversation_id = %s", "memory.turns"),
+    ("select memory.count_messages(%s)", "count(*)"),
+    ("select * from memory.history(%s, 20)", HISTORY),
+    ("select * from memory.turn_history(%s, 10)", "memory.turns"),
+], ids=["messages", "turns", "count_messages", "history", "turn_history"])
+def test_a_short_conversation_is_read_without_the_owners_long_one(owner_session, call: str, statement: str) -> None:
+    """Under the per-row policy of messages, a signed-in owner's read of one conversation reads that
+    conversation's rows, never the owner's others through the user index, whatever the statistics."""
+    conn, cast = owner_session
+
+    def check(plan: dict[str, Any]) -> None:
+        for scan in scans_of_messages(plan):
+            read = [n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0) for n in nodes(scan)]
+            assert max(read) <= 2 * SHORT_TURNS, json.dumps(plan)
+
+    each_call(conn, call, [cast["short"]], statement, check)
+
+
 def test_deleting_messages_looks_for_each_next_message_only_up_to_the_next_deleted_one(owner_session) -> None:
     """A sweep or trim deletes a run of messages; the trigger that drops the next message's vector
     reads between neighbours (both bounds in the index condition), not from each deleted message to
@@ -144,7 +172,7 @@ def test_deleting_messages_looks_for_each_next_message_only_up_to_the_next_delet
 
 def test_an_embed_job_reads_the_messages_waiting_not_the_history(owner_session) -> None:
     """An embed job's input, and its check for more after storing a batch, read the user's noted
-    messages (memory_private.pending_embeddings): with 3 of 4,000 messages waiting for a vector,
+    messages (memory_private.pending_embeddings): with 3 of 4,004 messages waiting for a vector,
     no statement reads more than those 3, however long the history."""
     conn, cast = owner_session
     conn.execute("savepoint embedded")
@@ -155,9 +183,9 @@ def test_an_embed_job_reads_the_messages_waiting_not_the_history(owner_session) 
             "insert into memory_private.message_embeddings (message_id, user_id, model, embedding)"
             " select m.id, m.user_id, memory_private.setting('embedding_model') ->> 0,"
             " array_fill(0.1, array[384])::extensions.vector"
-            " from memory.messages as m where m.conversation_id = %s and m.id < ("
-            "select max(x.id) - 2 from memory.messages as x where x.conversation_id = %s)",
-            [cast["conversation"], cast["conversation"]],
+            " from memory.messages as m where m.user_id = %s and m.id < ("
+            "select max(x.id) - 2 from memory.messages as x where x.user_id = %s)",
+            [cast["owner"], cast["owner"]],
         )
         conn.execute(
             "delete from memory_private.pending_embeddings as n using memory_private.message_embeddings as e"
