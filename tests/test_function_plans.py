@@ -24,6 +24,9 @@ from psycopg.rows import dict_row
 TURNS = 2000
 #: The owner's other conversation, read beside the long one.
 SHORT_TURNS = 2
+#: Other users' messages, there before the statistics are taken.
+FILLER_USERS = 100
+FILLER_MESSAGES = 40
 #: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
 CALLS = 7
 INDEX = "messages_conversation_turn_role_key"
@@ -43,6 +46,16 @@ def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str
         ).fetchone()["id"]
         # Statistics from before the owner wrote: on a live database they lag behind the writes (the
         # planner then expects the owner's messages to be few), and no hot plan may depend on them.
+        # Other users' conversations come first, so the statistics are a database's, not an empty
+        # table's, however few messages the tests before this one left.
+        conn.execute(
+            "insert into memory.messages (conversation_id, role, content)"
+            " select c.id, case when i %% 2 = 1 then 'user' else 'assistant' end, format('filler %%s', i)"
+            " from generate_series(1, %s) as u,"
+            " lateral memory.create_conversation(p_user_id => memory.user_id_for(format('plans-filler-%%s', u))) as c,"
+            " generate_series(1, %s) as i order by u, i",
+            [FILLER_USERS, FILLER_MESSAGES],
+        )
         conn.execute("analyze memory.messages")
         short = conn.execute(
             "select (memory.create_conversation(p_user_id => %s, p_title => 'Short', p_window_turns => 5000)).id",
