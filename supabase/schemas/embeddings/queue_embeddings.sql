@@ -1,6 +1,7 @@
--- Queue the embed jobs of the users with noted messages and no embed job queued or running;
--- returns how many. A job that died (its retries spent: the embeddings server down, say) is queued
--- again an hour after it died, not at every scan. The users are found by skipping through the
+-- Queue the embed jobs of the users with noted messages and no embed job queued or running
+-- (after noting the next batch of a new model's messages); returns how many. A job that died (its
+-- retries spent: the embeddings server down, say) is queued again an hour after it died, not at
+-- every scan. The users are found by skipping through the
 -- notes' primary key from one user to the next, so a scan costs the users waiting, not their notes.
 create function memory_private.queue_embeddings()
 returns integer
@@ -14,6 +15,8 @@ begin
     if not memory_private.setting('job_kinds') ? 'embed' then
         return 0;
     end if;
+    -- The messages of a new model not noted yet, a batch at a time.
+    perform memory_private.note_for_new_model();
     with recursive noted as (
         (select n.user_id from memory_private.pending_embeddings as n order by n.user_id limit 1)
         union all

@@ -1,6 +1,7 @@
--- Change the embedding model: its indexes are built, every message is noted for a vector of the
--- new model, and every user's rows are re-embedded by the queue; until then search ranks them
--- lexically.
+-- Change the embedding model: its indexes are built, the messages are noted for a vector of the
+-- new model by a scan, newest first (memory_private.note_for_new_model: the first batches now,
+-- the rest before each embed scan), and the users whose memories have no message to bring them a
+-- job are queued; the queue re-embeds every row, and until then search ranks them lexically.
 create function memory.set_embedding_model(p_model text, p_dimensions integer)
 returns void
 language plpgsql
@@ -22,10 +23,14 @@ begin
     perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
     update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
     update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
-    insert into memory_private.pending_embeddings (user_id, message_id)
-    select m.user_id, m.id from memory.messages as m
-    on conflict do nothing;
-    for v_user in select u.id from memory.users as u loop
+    -- The scan starts with the newest messages; the embed scan queues their users.
+    perform memory_private.note_for_new_model(p_restart => true);
+    perform memory_private.queue_embeddings();
+    for v_user in
+        select u.id from memory.users as u
+        where exists (select 1 from memory.memories as mm where mm.user_id = u.id)
+            and not exists (select 1 from memory.messages as m where m.user_id = u.id)
+    loop
         perform memory_private.queue_embed(v_user);
     end loop;
 end

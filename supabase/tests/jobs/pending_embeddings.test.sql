@@ -4,9 +4,9 @@
 -- the notes of messages deleted meanwhile; storing the batch takes its notes away, except the note
 -- of a message whose text changed meanwhile. The minutely scan queues the users with notes and no
 -- embed job waiting (a dead one an hour after it died). Nobody but the service reads or writes the
--- notes directly.
+-- notes directly. A new model notes every message through a scan, newest first, a batch a pass.
 begin;
-select plan(35);
+select plan(45);
 
 select tests.create_cast('embed-notes');
 update memory_private.settings set value = '2' where key = 'embedding_batch';
@@ -130,18 +130,42 @@ select is(
     pg_temp.notes(), array[tests.recall('q3')]::bigint[],
     'deleting a message notes the next one, whose vector held the deleted words'
 );
+select tests.remember('memory_only', memory.user_id_for('embed-notes-memory-only'));
+insert into memory.memories (user_id, content, type) values (tests.recall('memory_only')::uuid, 'Keeps no bees', 'fact');
+delete from memory_private.jobs where kind = 'embed';
 select tests.authenticate_as_service_role();
 select memory.set_embedding_model('notes-2d', 2);
+select is(
+    pg_temp.notes(),
+    (select array_agg(m.id order by m.id) from memory.messages as m where m.user_id = tests.recall('owner')::uuid),
+    'a new model notes the newest messages at once: here all of the user''s'
+);
+select is(
+    (select array_agg(j.user_id order by j.user_id) from memory_private.jobs as j
+     where j.kind = 'embed' and j.status = 'queued'
+        and j.user_id in (tests.recall('owner')::uuid, tests.recall('memory_only')::uuid)),
+    (select array_agg(u order by u) from unnest(array[tests.recall('owner')::uuid, tests.recall('memory_only')::uuid]) as u),
+    'and queues their users, and a user with memories and no message'
+);
+select tests.clear_authentication();
+delete from memory_private.pending_embeddings where user_id = tests.recall('owner')::uuid;
+select tests.authenticate_as_service_role();
+select is(
+    memory_private.note_for_new_model(1, p_restart => true), 1,
+    'a pass of the scan notes the next messages, newest first'
+);
+select is(pg_temp.notes(), array[tests.recall('q3')]::bigint[], 'the first pass took the newest message');
+select memory_private.note_for_new_model(2147483647);
 select is_empty(
     $$select 1 from memory.messages as m where not exists (
         select 1 from memory_private.pending_embeddings as n where n.user_id = m.user_id and n.message_id = m.id
     )$$,
-    'a new model notes every message'
+    'passes note every message'
 );
-select is(
-    pg_temp.notes(),
-    (select array_agg(m.id order by m.id) from memory.messages as m where m.user_id = tests.recall('owner')::uuid),
-    'the user''s notes are its messages'
+select is(memory_private.note_for_new_model(), 0, 'a pass past the oldest message notes nothing');
+select is_empty(
+    $$select 1 from memory_private.message_scans where name = 'embedding_model'$$,
+    'and ends the scan'
 );
 
 -- A dead embed job (its retries spent) is queued again an hour after it died, not at every scan.
@@ -212,6 +236,7 @@ select is((select count(*)::integer from memory_private.jobs where kind = 'embed
 select tests.authenticate_as_anon();
 select throws_ok($$select * from memory_private.pending_embeddings$$, '42501', null, 'anon cannot read the notes');
 select throws_ok($$select memory_private.queue_embeddings()$$, '42501', null, 'anon cannot run the scan');
+select throws_ok($$select memory_private.note_for_new_model()$$, '42501', null, 'anon cannot note for a new model');
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok($$select * from memory_private.pending_embeddings$$, '42501', null, 'the owner cannot read the notes');
 select throws_ok(
@@ -219,12 +244,24 @@ select throws_ok(
     'the owner cannot take a note away'
 );
 select throws_ok($$select memory.queue_embeddings()$$, '42501', null, 'the owner cannot run the scan');
+select throws_ok(
+    $$select memory_private.note_for_new_model()$$, '42501', null, 'the owner cannot note for a new model'
+);
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select throws_ok($$select * from memory_private.pending_embeddings$$, '42501', null, 'a stranger cannot read the notes');
+select throws_ok(
+    $$select memory_private.note_for_new_model()$$, '42501', null, 'a stranger cannot note for a new model'
+);
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok($$select * from memory_private.pending_embeddings$$, '42501', null, 'a tenant admin cannot read the notes');
+select throws_ok(
+    $$select memory_private.note_for_new_model()$$, '42501', null, 'a tenant admin cannot note for a new model'
+);
 select tests.authenticate_as_service_role();
 select lives_ok($$select count(*) from memory_private.pending_embeddings$$, 'service_role reads the notes');
+select throws_ok(
+    $$select memory_private.note_for_new_model(0)$$, '22023', null, 'a pass of no messages is refused'
+);
 
 select * from finish();
 rollback;
