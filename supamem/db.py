@@ -385,9 +385,9 @@ class Database:
         """
         if as_user is not None:
             claims = {"sub": str(UUID(str(as_user))), "role": "authenticated"}
-        # A connection used moments ago is not pinged (a round trip, about a sixth of a signed-in
-        # call); one a restart killed fails at BEGIN, before any work, and the transaction starts
-        # again on a connection that answers a ping.
+        # A connection used moments ago is not pinged (a round trip: about 200 us of a 1.5 ms
+        # signed-in call); one a restart killed fails at BEGIN, before any work, and the
+        # transaction starts again on a connection that answers a ping.
         for attempt in (1, 2):
             began = False
             try:

@@ -1,8 +1,8 @@
 -- Queue the embed jobs of the users with noted messages and no embed job queued or running
 -- (after noting the next batch of a new model's messages); returns how many. A job that died (its
 -- retries spent: the embeddings server down, say) is queued again an hour after it died, not at
--- every scan. The users are found by skipping through the
--- notes' primary key from one user to the next, so a scan costs the users waiting, not their notes.
+-- every scan. The users are found by skipping through the notes' primary key from one user to the
+-- next, so a scan costs the users waiting, not their notes.
 create function memory_private.queue_embeddings()
 returns integer
 language plpgsql
