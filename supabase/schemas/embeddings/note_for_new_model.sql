@@ -4,9 +4,10 @@
 -- lowest id noted so far) and each pass notes the next p_limit messages, newest first, so recent
 -- conversations get their vectors first: the embed scan runs one before it queues users, every
 -- minute and at most once a second for each embedding worker (5,000 messages, about 0.1 s: far
--- ahead of what a worker embeds in that second, and a short pause in its loop). No message is missed: one written
--- meanwhile notes itself. The scan's row goes away once it passes the oldest message; a pass that
--- finds it held by another pass returns at once. Returns how many messages it noted.
+-- ahead of what a worker embeds in that second, and a short pause in its loop). No message is
+-- missed: one written meanwhile notes itself. The scan's row goes away once it passes the oldest
+-- message; a pass that finds it held by another pass returns at once. Returns how many messages
+-- it noted.
 create function memory_private.note_for_new_model(p_limit integer default 5000, p_restart boolean default false)
 returns integer
 language plpgsql

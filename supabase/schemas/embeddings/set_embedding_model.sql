@@ -7,8 +7,6 @@ returns void
 language plpgsql
 set search_path = ''
 as $$
-declare
-    v_user uuid;
 begin
     if p_model is null or p_model !~ '^[[:print:]]{1,200}$' then
         raise exception using errcode = '22023', message = 'model must be 1..200 printable characters';
@@ -26,13 +24,10 @@ begin
     -- The scan starts with the newest messages; the embed scan queues their users.
     perform memory_private.note_for_new_model(p_restart => true);
     perform memory_private.queue_embeddings();
-    for v_user in
-        select u.id from memory.users as u
-        where exists (select 1 from memory.memories as mm where mm.user_id = u.id)
-            and not exists (select 1 from memory.messages as m where m.user_id = u.id)
-    loop
-        perform memory_private.queue_embed(v_user);
-    end loop;
+    perform memory_private.queue_embed(u.id)
+    from memory.users as u
+    where exists (select 1 from memory.memories as mm where mm.user_id = u.id)
+        and not exists (select 1 from memory.messages as m where m.user_id = u.id);
 end
 $$;
 

@@ -1,0 +1,35 @@
+-- set_embedding_model queues the users with memories and no message in one statement.
+set check_function_bodies = off;
+
+create or replace function memory.set_embedding_model(p_model text, p_dimensions integer)
+returns void
+language plpgsql
+set search_path to ''
+as $function$
+begin
+    if p_model is null or p_model !~ '^[[:print:]]{1,200}$' then
+        raise exception using errcode = '22023', message = 'model must be 1..200 printable characters';
+    end if;
+    if p_dimensions is null or p_dimensions < 1 or p_dimensions > 2000 then
+        raise exception using errcode = '22023', message = 'dimensions must be 1..2000 (the HNSW limit)';
+    end if;
+    if memory_private.setting('embedding_model') ->> 0 = p_model
+        and (memory_private.setting('embedding_dimensions'))::integer = p_dimensions then
+        return;
+    end if;
+    perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
+    update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
+    update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
+    -- The scan starts with the newest messages; the embed scan queues their users.
+    perform memory_private.note_for_new_model(p_restart => true);
+    perform memory_private.queue_embeddings();
+    perform memory_private.queue_embed(u.id)
+    from memory.users as u
+    where exists (select 1 from memory.memories as mm where mm.user_id = u.id)
+        and not exists (select 1 from memory.messages as m where m.user_id = u.id);
+end
+$function$;
+
+
+revoke all on function memory.set_embedding_model(text, integer) from public, anon, authenticated, service_role;
+grant execute on function memory.set_embedding_model(text, integer) to service_role;
