@@ -41,7 +41,7 @@ begin
             where i.item ->> 'kind' = 'message' and i.item ->> 'id' ~ '^[0-9]{1,18}$'
         ),
         texts as (
-            select t.id, md5(t.content) as version
+            select t.id, t.version
             from memory_private.embedding_texts(v_job.user_id, array(select x.id::bigint from items as x)) as t
         ),
         changed as (

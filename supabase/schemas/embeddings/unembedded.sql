@@ -12,7 +12,7 @@ as $$
 begin
     return query
     (
-        select 'message', t.id::text, t.content, md5(t.content)
+        select 'message', t.id::text, t.content, t.version
         from memory_private.embedding_texts(p_user_id, array(
             select n.message_id from memory_private.pending_embeddings as n
             where n.user_id = p_user_id
