@@ -47,7 +47,7 @@ select results_eq(
 select is(memory.count_messages(tests.recall('conv')::uuid), 4::bigint, 'count_messages does not count expired messages');
 select is(
     array(select (h ->> 'turn_number')::integer
-    from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid) -> 'history') as h),
+    from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'history') as h),
     array[3, 4],
     'prompt_context leaves out expired turns'
 );

@@ -408,7 +408,7 @@ select results_eq(
     'prompt_context: the summary of the latest turns, the newest weekly and the newest monthly summary'
 );
 select results_eq(
-    $$select c #>> '{conversation_summary,summary}', c -> 'weekly_summary', c -> 'monthly_summary'
+    $$select c #>> '{conversation_summary,summary}', (c -> 'weekly_summary')::jsonb, (c -> 'monthly_summary')::jsonb
     from memory.prompt_context(tests.recall('generic')::uuid) as c$$,
     $$values ('Generic chat summary', 'null'::jsonb, 'null'::jsonb)$$,
     'prompt_context of a generic chat: its conversation summary, no profile summaries'

@@ -191,7 +191,7 @@ select results_eq(
 
 -- prompt_context: memories only on the owner's primary profile with remember on.
 select results_eq(
-    $$select array(select m ->> 'content' from jsonb_array_elements(memory.prompt_context(tests.recall('conv_main')::uuid) -> 'memories') as m)$$,
+    $$select array(select m ->> 'content' from jsonb_array_elements(memory.prompt_context(tests.recall('conv_main')::uuid)::jsonb -> 'memories') as m)$$,
     $$values (array['Allergic to penicillin', 'Wants to run a marathon', 'Journals every night', 'Owns a blue car',
         'Felt anxious about work', 'Sister Ana is a nurse'])$$,
     'prompt_context carries the selected memories for a conversation on the primary profile (recorded uses lift their scores)'
@@ -211,15 +211,15 @@ select results_eq(
     'storing the answer with the memory ids it used records the use'
 );
 select is(
-    memory.prompt_context(tests.recall('conv_generic')::uuid) -> 'memories', '[]'::jsonb,
+    memory.prompt_context(tests.recall('conv_generic')::uuid)::jsonb -> 'memories', '[]'::jsonb,
     'no memories for a conversation without a profile'
 );
 select is(
-    memory.prompt_context(tests.recall('conv_other')::uuid) -> 'memories', '[]'::jsonb,
+    memory.prompt_context(tests.recall('conv_other')::uuid)::jsonb -> 'memories', '[]'::jsonb,
     'no memories for a conversation on a profile that is not primary'
 );
 select is(
-    memory.prompt_context(tests.recall('conv_off')::uuid) -> 'memories', '[]'::jsonb,
+    memory.prompt_context(tests.recall('conv_off')::uuid)::jsonb -> 'memories', '[]'::jsonb,
     'no memories for a conversation with remember off'
 );
 

@@ -2,7 +2,7 @@
 -- trip: the newest max_turns turns oldest-first ("history") and the turn the query points at
 -- ("referenced_turn", null when it points nowhere). Callers get only what they may read.
 begin;
-select plan(16);
+select plan(17);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-prompt-context');
@@ -27,6 +27,12 @@ select is(
     'the context names its conversation'
 );
 select is(
+    array(select k from json_object_keys(tests.recall('ctx')::json) as k order by k),
+    array['conversation_id', 'conversation_summary', 'history', 'memories', 'monthly_summary', 'referenced_turn',
+        'weekly_summary'],
+    'the context is one json document of seven parts'
+);
+select is(
     array(select (h ->> 'turn_number')::integer from jsonb_array_elements(tests.recall('ctx')::jsonb -> 'history') as h),
     array[3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
     'history holds the newest 10 turns, oldest first'
@@ -41,12 +47,12 @@ select is(
     '"yung una" in the query references the first turn shown'
 );
 select is(
-    memory.prompt_context(tests.recall('conv')::uuid, 'what is my sign?') -> 'referenced_turn',
+    memory.prompt_context(tests.recall('conv')::uuid, 'what is my sign?')::jsonb -> 'referenced_turn',
     'null'::jsonb,
     'a query without a reference has a null referenced_turn'
 );
 select is(
-    memory.prompt_context(tests.recall('conv')::uuid) -> 'referenced_turn',
+    memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'referenced_turn',
     'null'::jsonb,
     'no query, no referenced turn'
 );
@@ -75,22 +81,22 @@ select is(
 );
 select tests.authenticate_as(tests.recall('participant')::uuid);
 select is(
-    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid) -> 'history'), 10,
+    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'history'), 10,
     'a participant gets the shared history'
 );
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select is(
-    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid) -> 'history'), 10,
+    jsonb_array_length(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'history'), 10,
     'tenant A''s admin gets the owner''s history'
 );
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is(
-    memory.prompt_context(tests.recall('conv')::uuid) -> 'history', '[]'::jsonb,
+    memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'history', '[]'::jsonb,
     'tenant B''s admin gets no history of tenant A'
 );
 select tests.authenticate_as_service_role();
 select is(
-    (memory.prompt_context(tests.recall('conv')::uuid, 'kanina') -> 'referenced_turn' ->> 'turn_number')::integer, 12,
+    (memory.prompt_context(tests.recall('conv')::uuid, 'kanina')::jsonb -> 'referenced_turn' ->> 'turn_number')::integer, 12,
     'service_role builds the owner''s context'
 );
 
@@ -101,7 +107,7 @@ where conversation_id = tests.recall('conv')::uuid and turn_number >= 11;
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select is(
     array(select (h ->> 'turn_number')::integer
-    from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid, null, 3) -> 'history') as h),
+    from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid, null, 3)::jsonb -> 'history') as h),
     array[10],
     'expired turns 11 and 12 are left out of the prompt'
 );

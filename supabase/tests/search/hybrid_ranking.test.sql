@@ -111,7 +111,7 @@ select is(
     'and another query embedding lifts another memory'
 );
 select ok(
-    (memory.prompt_context(tests.recall('conv')::uuid, 'tendon pain', p_query_embedding => '[1, 0.1, 0]') -> 'memories' -> 0 ->> 'id')
+    (memory.prompt_context(tests.recall('conv')::uuid, 'tendon pain', p_query_embedding => '[1, 0.1, 0]')::jsonb -> 'memories' -> 0 ->> 'id')
     = tests.recall('runner'),
     'prompt_context passes the query embedding to the selection'
 );
