@@ -1,6 +1,6 @@
 """The two hot reads of long-term memory touch one user's rows, whatever the table holds.
 
-memory.remember's dedup lookup and memory.select_memories' candidate scan run inside plpgsql,
+memory.remember's dedup lookup and memory.select_memories' pool and scoring run inside plpgsql,
 where EXPLAIN cannot reach, so this test reads, through auto_explain (tests/plan_helpers.py), the
 plans of the statements the functions themselves run, with custom and with generic plans, against
 a table of 100,000 users with 3 memories each plus one user with 1,000. It asserts on plans, never
@@ -21,7 +21,7 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
+from plan_helpers import explain_nested, index_names, nested_plans, scans_of
 from psycopg.rows import dict_row
 
 USERS = 100_000
@@ -93,15 +93,20 @@ def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
         total = conn.execute("select count(*) as n from memory.memories").fetchone()["n"]
         assert total >= USERS * MEMORIES_EACH + BIG
         conn.execute("analyze memory.users, memory.profiles, memory.memories")
-        user_led = {
-            r["name"]
-            for r in conn.execute(
-                """select i.indexrelid::regclass::text as name
-                from pg_index as i join pg_attribute as a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
-                where i.indrelid = 'memory.memories'::regclass and a.attname = 'user_id'"""
-            ).fetchall()
+        led = {
+            column: {
+                r["name"].removeprefix("memory.")
+                for r in conn.execute(
+                    """select i.indexrelid::regclass::text as name
+                    from pg_index as i
+                    join pg_attribute as a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+                    where i.indrelid = 'memory.memories'::regclass and a.attname = %s""",
+                    [column],
+                ).fetchall()
+            }
+            for column in ("user_id", "id")
         }
-        yield {"conn": conn, "people": people, "user_led": {n.removeprefix("memory.") for n in user_led},
+        yield {"conn": conn, "people": people, "user_led": led["user_id"], "id_led": led["id"],
                "load_seconds": time.monotonic() - started}
     finally:
         conn.rollback()
@@ -157,18 +162,36 @@ def test_dedup_lookup_reads_only_the_users_live_memories(loaded, who, generic):
 
 
 @pytest.mark.parametrize(("who", "generic"), CASES)
-@pytest.mark.parametrize("query", [None, "things"], ids=["no-query", "query"])
-def test_selection_candidates_read_only_the_users_live_memories(loaded, who, generic, query):
+@pytest.mark.parametrize("query", [None, "7"], ids=["no-query", "query"])
+@pytest.mark.parametrize("built", [False, True], ids=["selection-unbuilt", "selection-built"])
+def test_selection_reads_only_its_pool(loaded, who, generic, query, built):
+    """select_memories scores its pool, by an id index or a user_id index: the profile's candidates
+    once its selection is built (2 x memory_select_limit here, plus the one memory the query '7'
+    lifts), and every live memory of the profile, listed through a user_id index, while it is not."""
     person = loaded["people"][who]
-    for plan in function_plans(
-        loaded["conn"],
-        "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s,"
-        " p_limit => 10, p_token_budget => 500)",
-        [person["user"], person["profile"], query], "with scored as", generic=generic,
-    ):
-        scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories")
+    conn = loaded["conn"]
+    call = ("select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s,"
+            " p_limit => 10, p_token_budget => 500)")
+    with conn.transaction(force_rollback=True):
+        if built:
+            conn.execute("select memory_private.refresh_memory_selection(%s)", [person["profile"]])
+        else:
+            conn.execute("update memory_private.memory_selections set bound = 'Infinity' where profile_id = %s",
+                         [person["profile"]])
+        scoring = function_plans(conn, call, [person["user"], person["profile"], query], "with pool as",
+                                 generic=generic)
+        listing = function_plans(conn, call, [person["user"], person["profile"], query],
+                                 "select m.id from memory.memories", generic=generic) if not built else []
+    pool = min(person["rows"], 20 + (query is not None)) if built else person["rows"]
+    for plan in scoring:
+        scans = memories_scans(plan)
+        allowed = loaded["id_led"] | loaded["user_led"]
+        assert scans and all(index_names(scan) and index_names(scan) <= allowed for scan in scans), scans
+        assert sum(rows_read(scan) for scan in scans) == pool
+    for plan in listing:
+        scan = check_scan(plan, loaded["user_led"], person["rows"], "select_memories' pool")
         assert rows_read(scan) == person["rows"]
-        assert not [n for n in nodes(plan) if n.get("Node Type") == "Seq Scan" and n.get("Relation Name") == "memories"]
+    assert bool(listing) != built
 
 
 @pytest.mark.parametrize(("who", "generic"), CASES)

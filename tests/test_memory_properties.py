@@ -2,7 +2,8 @@
 
 (a) Selection (memory.select_memories): pinned first, then by seed 004's score, at most the
     limit, within the token budget, never a memory that is not live, and nothing left out that
-    would have fit before the first one that did not.
+    would have fit before the first one that did not; (a') the same through the profile's kept
+    candidates (memory_private.memory_selections), built or not, after writes and as time passes.
 (b) Dedup (memory.remember): no two live memories of one user and profile are near-duplicates,
     and every 'duplicate' outcome is exactly one reference more.
 (c) Supersede (revise / forget / restore): a chain of versions has at most one active memory,
@@ -24,8 +25,9 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from psycopg.types.json import Jsonb
 
 from supamem.db import Database
 from supamem.errors import NotFoundError, SupamemError
@@ -148,26 +150,11 @@ def cost(content: str) -> int:
     return math.ceil(len(content) / 4) + 2
 
 
-@PROPERTY
-@given(
-    specs=st.lists(generated_memory, max_size=30),
-    limit=st.integers(1, 50),
-    budget=st.integers(1, 600),
-)
-def test_selection_order_limit_budget_and_liveness(client_db, postgres_conn, weights, specs, limit, budget):
-    type_names = sorted(weights)
-    with fresh_user(client_db, postgres_conn) as (user, profile):
-        other = postgres_conn.execute(
-            "insert into memory.profiles (user_id, name) values (%s, 'Other') returning id", [user]
-        ).fetchone()[0]
-        rows = insert_memories(postgres_conn, user, profile, other, specs, type_names)
-        # One transaction: now() in select_memories is the now() read here.
-        with client_db.transaction() as tx:
-            now = tx.execute("select now() as now")[0]["now"]
-            chosen = tx.call(
-                "select_memories", user_id=user, profile_id=profile, limit=limit, token_budget=budget, record=False
-            )
-
+def check_selection(
+    chosen: list[dict[str, Any]], rows: list[dict[str, Any]], weights: dict[str, Decimal], now: datetime,
+    limit: int, budget: int,
+) -> None:
+    """(a)'s definition of a right selection of `rows` (each with "live") at `now`."""
     by_id = {r["id"]: r for r in rows}
     live = {r["id"]: r for r in rows if r["live"]}
     score = {i: expected_score(r, weights, now) for i, r in live.items()}
@@ -201,6 +188,115 @@ def test_selection_order_limit_budget_and_liveness(client_db, postgres_conn, wei
         best = max((live[x]["pinned"], score[x]) for x in left_out)
         next_ones = [x for x in left_out if live[x]["pinned"] == best[0] and score[x] >= best[1] - EPSILON]
         assert any(spent + cost(live[x]["content"]) > budget for x in next_ones)
+
+
+@PROPERTY
+@given(
+    specs=st.lists(generated_memory, max_size=30),
+    limit=st.integers(1, 50),
+    budget=st.integers(1, 600),
+)
+def test_selection_order_limit_budget_and_liveness(client_db, postgres_conn, weights, specs, limit, budget):
+    type_names = sorted(weights)
+    with fresh_user(client_db, postgres_conn) as (user, profile):
+        other = postgres_conn.execute(
+            "insert into memory.profiles (user_id, name) values (%s, 'Other') returning id", [user]
+        ).fetchone()[0]
+        rows = insert_memories(postgres_conn, user, profile, other, specs, type_names)
+        # One transaction: now() in select_memories is the now() read here.
+        with client_db.transaction() as tx:
+            now = tx.execute("select now() as now")[0]["now"]
+            chosen = tx.call(
+                "select_memories", user_id=user, profile_id=profile, limit=limit, token_budget=budget, record=False
+            )
+    check_selection(chosen, rows, weights, now, limit, budget)
+
+
+# -- (a') selection through the profile's kept candidates --------------------------------------
+
+#: Writes after the refresh, each through the table (so every trigger runs): what they set.
+WRITES = {
+    "pin": "pinned = true",
+    "unpin": "pinned = false",
+    "archive": "archived = true",
+    "restore": "archived = false",
+    "reinforce": "reference_count = reference_count + 1, last_referenced_at = now()",
+    "doubt": "confidence = confidence / 2",
+    "trust": "confidence = least(1, confidence * 2)",
+    "retype": "type = case type when 'goal' then 'emotion' else 'goal' end",
+}
+
+
+def profile_rows(conn: Any, user: UUID, profile: UUID) -> list[dict[str, Any]]:
+    """The user's memories as the model of (a) reads them, live meaning selectable for `profile`."""
+    return conn.execute(
+        """select id, content, type, confidence, pinned, reference_count, last_referenced_at, created_at,
+            profile_id = %s and active and not archived and deleted_at is null
+                and (expires_at is null or expires_at > now()) as live
+        from memory.memories where user_id = %s""",
+        [profile, user],
+    )
+
+
+@PROPERTY
+@given(
+    specs=st.lists(generated_memory, min_size=20, max_size=60),
+    kept=st.sampled_from([0, 1, 1, 2, 3]),
+    writes=st.lists(st.tuples(st.sampled_from(sorted(WRITES)), st.integers(0, 59)), max_size=8),
+    aged=st.one_of(st.just(0), st.integers(0, 40 * DAY_SECONDS)),
+    limit=st.integers(1, 50),
+    budget=st.integers(1, 600),
+)
+def test_selection_from_kept_candidates_is_exact(
+    client_db, postgres_conn, admin_url, weights, specs, kept, writes, aged, limit, budget
+):
+    """select_memories answers as (a) defines whatever the profile's selection holds: built by a
+    refresh (for selections of `kept`, so a few dozen memories leave some out) or not (0), after writes
+    that add or drop candidates, and after time has passed since it was built (every timestamp of
+    the user moved back, triggers off, as if the clock had moved)."""
+    type_names = sorted(weights)
+    with fresh_user(client_db, postgres_conn) as (user, profile):
+        other = postgres_conn.execute(
+            "insert into memory.profiles (user_id, name) values (%s, 'Other') returning id", [user]
+        ).fetchone()[0]
+        rows = insert_memories(postgres_conn, user, profile, other, specs, type_names)
+        if kept:
+            # Built for selections of `kept` (2 x kept candidates); the setting is back as it was
+            # when the transaction commits, so no other session sees it.
+            with postgres_conn.transaction():
+                setting = postgres_conn.execute(
+                    "select value from memory_private.settings where key = 'memory_select_limit'"
+                ).fetchone()[0]
+                postgres_conn.execute(
+                    "update memory_private.settings set value = %s where key = 'memory_select_limit'", [Jsonb(kept)]
+                )
+                postgres_conn.execute("select memory_private.refresh_memory_selection(%s)", [profile])
+                postgres_conn.execute(
+                    "update memory_private.settings set value = %s where key = 'memory_select_limit'", [Jsonb(setting)]
+                )
+        for write, index in writes:
+            postgres_conn.execute(f"update memory.memories set {WRITES[write]} where id = %s",
+                                  [rows[index % len(rows)]["id"]])
+        if aged:
+            with psycopg.connect(admin_url) as admin:
+                admin.execute("set local session_replication_role = replica")
+                admin.execute(
+                    """update memory.memories set created_at = created_at - make_interval(secs => %(s)s),
+                        last_referenced_at = last_referenced_at - make_interval(secs => %(s)s),
+                        expires_at = expires_at - make_interval(secs => %(s)s)
+                    where user_id = %(user)s""",
+                    {"s": aged, "user": user},
+                )
+        with client_db.transaction() as tx:
+            now = tx.execute("select now() as now")[0]["now"]
+            chosen = tx.call(
+                "select_memories", user_id=user, profile_id=profile, limit=limit, token_budget=budget, record=False
+            )
+            rows = profile_rows(tx, user, profile)
+            bound = tx.execute("select bound from memory_private.memory_selections where profile_id = %s",
+                               [profile])[0]["bound"]
+    event(f"selection {'unbuilt' if bound == Decimal('Infinity') else 'of every memory' if bound is None else 'built'}")
+    check_selection(chosen, rows, weights, now, limit, budget)
 
 
 # -- (b) dedup ----------------------------------------------------------------------------------

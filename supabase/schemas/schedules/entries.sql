@@ -1,6 +1,7 @@
 -- The kit's pg_cron jobs as rows of memory_private.schedules: the retention sweep, cron history and
 -- job pruning, memory archival and purge, the lease reaper, the weekly and monthly summary
--- schedulers, the embedding and extraction queues and the search-term fold. schedule_jobs() registers them.
+-- schedulers, the embedding and extraction queues, the search-term fold and the memory selections'
+-- refresh. schedule_jobs() registers them.
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()'),
 -- pg_cron never cleans its own run log.
@@ -30,5 +31,9 @@ insert into memory_private.schedules (name, schedule, command) values
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');
+
+-- Memory selections whose candidates may no longer prove a selection are built again.
+insert into memory_private.schedules (name, schedule, command) values
+('supamem-refresh-memory-selections', '* * * * *', 'select memory_private.refresh_memory_selections()');
 
 select memory_private.schedule_jobs();

@@ -3,7 +3,9 @@
 -- four characters a token). The lift is the hybrid retrieval's: the share of the query's terms a
 -- memory holds, weighted by rarity (lexical_memories' relevance), or its similarity when it is
 -- among the nearest to the query's meaning, whichever is higher; a memory neither side finds keeps
--- its score. Choosing is a read; a use is recorded with p_message_id or p_record.
+-- its score. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
+-- selection (memory_private.memory_selections) names the few memories that can be chosen: they and
+-- what the query lifts are scored, and every live memory only when they cannot prove the answer.
 create function memory.select_memories(
     p_user_id uuid default null,
     p_profile_id uuid default null,
@@ -28,6 +30,15 @@ declare
     v_chosen memory.selected_memory [];
     v_lifted uuid [] := '{}';
     v_lifts numeric [] := '{}';
+    v_pool uuid [];
+    v_bound numeric;
+    v_bound_id uuid;
+    v_best memory.selected_memory [];
+    v_keep integer;
+    v_count integer;
+    v_last numeric;
+    v_last_id uuid;
+    v_all_pinned boolean;
 begin
     if v_limit < 1 or v_limit > 50 or v_budget < 1 then
         raise exception using errcode = '22023', message = 'limit must be 1..50 and the token budget positive';
@@ -53,36 +64,71 @@ begin
             ) as n on n.memory_id = l.memory_id
         ) as x;
     end if;
-    with scored as (
-        select m.id, m.content, m.type, m.category, m.confidence, m.pinned, m.reference_count,
-            m.last_referenced_at,
-            memory_private.memory_score(
-                t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
-            ) * (1 + coalesce(l.lift, 0)) as final_score,
-            ceil(length(m.content) / 4.0)::integer + 2 as cost
-        from memory.memories as m
-        join memory.memory_types as t on t.type = m.type
-        left join unnest(v_lifted, v_lifts) as l (memory_id, lift) on l.memory_id = m.id
-        where m.user_id = v_user and m.profile_id = v_profile
-            and m.active and not m.archived and m.deleted_at is null
-            and (m.expires_at is null or m.expires_at > now())
-    ),
-    -- The best v_limit first (a top-N sort), then the budget over just those.
-    best as (
-        select c.* from scored as c order by c.pinned desc, c.final_score desc, c.id limit v_limit
-    ),
-    ranked as (
-        select c.*, row_number() over w as position, sum(c.cost) over w as spent
-        from best as c
-        window w as (order by c.pinned desc, c.final_score desc, c.id)
-    )
-    select coalesce(array_agg(row(
-        r.id, r.content, r.type, r.category, r.confidence, r.pinned, r.reference_count,
-        r.last_referenced_at, round(r.final_score, 4), r.cost
-    )::memory.selected_memory order by r.position), '{}')
-    into v_chosen
-    from ranked as r
-    where r.position <= v_limit and r.spent <= v_budget;
+    select s.candidates, s.bound, s.bound_id into v_pool, v_bound, v_bound_id
+    from memory_private.memory_selections as s
+    where s.profile_id = v_profile and s.bound is distinct from 'Infinity';
+    loop
+        if v_pool is null then
+            v_pool := array(
+                select m.id from memory.memories as m
+                where m.user_id = v_user and m.profile_id = v_profile
+                    and m.active and not m.archived and m.deleted_at is null
+            );
+            v_bound := null;
+        end if;
+        -- Each memory of the pool and of the lift once, with its lift, probed by id: the pool's
+        -- size is the cost.
+        with pool as (
+            select u.id, max(u.lift) as lift
+            from (
+                select c.id, 0::numeric as lift from unnest(v_pool) as c (id)
+                union all
+                select l.id, l.lift from unnest(v_lifted, v_lifts) as l (id, lift)
+            ) as u
+            group by u.id
+        ),
+        scored as (
+            select m.id, m.content, m.type, m.category, m.confidence, m.pinned, m.reference_count,
+                m.last_referenced_at,
+                memory_private.memory_score(
+                    t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
+                ) * (1 + l.lift) as final_score,
+                ceil(length(m.content) / 4.0)::integer + 2 as cost
+            from pool as l
+            join memory.memories as m on m.id = l.id
+            join memory.memory_types as t on t.type = m.type
+            -- Filters, never index conditions: the pool is read by id, where the statistics of an
+            -- ordinary profile would have the planner read all of a large one's memories instead.
+            where m.user_id is not distinct from v_user and m.profile_id is not distinct from v_profile
+                and m.active and not m.archived and m.deleted_at is null
+                and (m.expires_at is null or m.expires_at > now())
+        ),
+        -- The best v_limit first (a top-N sort), then the budget over just those.
+        best as (
+            select c.* from scored as c order by c.pinned desc, c.final_score desc, c.id limit v_limit
+        ),
+        ranked as (
+            select c.*, row_number() over w as position, sum(c.cost) over w as spent
+            from best as c
+            window w as (order by c.pinned desc, c.final_score desc, c.id)
+        )
+        select coalesce(array_agg(row(
+            r.id, r.content, r.type, r.category, r.confidence, r.pinned, r.reference_count,
+            r.last_referenced_at, round(r.final_score, 4), r.cost
+        )::memory.selected_memory order by r.position), '{}'),
+            count(*) filter (where r.spent <= v_budget), count(*),
+            (array_agg(r.final_score order by r.position desc))[1], (array_agg(r.id order by r.position desc))[1],
+            coalesce(bool_and(r.pinned), true)
+        into v_best, v_keep, v_count, v_last, v_last_id, v_all_pinned
+        from ranked as r;
+        -- Proven when no memory left out can outrank the last chosen: the pool was every live
+        -- memory, or the last chosen is pinned or ranks before the bound of all the others.
+        exit when v_bound is null or (
+            v_count = v_limit and (v_all_pinned or v_last > v_bound or (v_last = v_bound and v_last_id < v_bound_id))
+        );
+        v_pool := null;
+    end loop;
+    v_chosen := v_best[1:v_keep];
     if (p_record or p_message_id is not null) and cardinality(v_chosen) > 0 then
         perform memory_private.record_selection(array(select c.id from unnest(v_chosen) as c), p_message_id);
     end if;
