@@ -167,7 +167,8 @@ def imported_messages(conn: psycopg.Connection, title: str, pairs_per_conversati
 def filler_memories(conn: psycopg.Connection, prefix: str, per_profile: int, *, chunk_rows: int = 500_000,
                     probe_prefix: str | None = None, probe_count: int = 0) -> dict[str, Any]:
     """`per_profile` memories for every primary profile of users named prefix-N (and
-    `probe_count` for users named probe_prefix-N), bypassing triggers, interleaved across users."""
+    `probe_count` for users named probe_prefix-N), bypassing triggers, interleaved across users;
+    then their profiles' selections are built."""
     n_users = one(conn, "select count(*) from memory.users where external_id like %s", (f"{prefix}-%",))
     total_per = max(per_profile, probe_count)
     per_chunk = max(1, chunk_rows // max(1, n_users))
@@ -196,7 +197,18 @@ def filler_memories(conn: psycopg.Connection, prefix: str, per_profile: int, *, 
             )
             rows += cur.rowcount
         conn.execute("reset work_mem")
-    return {"rows": rows, "seconds": t.seconds, "rows_per_second": round(rows / t.seconds) if t.seconds else None}
+    # The trigger that keeps each profile's selection did not run: mark those selections unbuilt
+    # and build them as the kit's minutely refresh does (timed on its own).
+    conn.execute(
+        "update memory_private.memory_selections as s set bound = 'Infinity', bound_id = null, stale_at = now()"
+        " from memory.profiles as p join memory.users as u on u.id = p.user_id"
+        " where s.profile_id = p.id and (u.external_id like %s or u.external_id like %s)",
+        (f"{prefix}-%", f"{probe_prefix or '-none-'}-%"),
+    )
+    with Timer() as tr:
+        refreshed = one(conn, "select memory_private.refresh_memory_selections(2147483647)")
+    return {"rows": rows, "seconds": t.seconds, "rows_per_second": round(rows / t.seconds) if t.seconds else None,
+            "selections_built": refreshed, "selections_seconds": tr.seconds}
 
 
 def table_sizes() -> dict[str, Any]:

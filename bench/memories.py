@@ -55,7 +55,8 @@ def run() -> dict[str, Any]:
             "10,000 users x 1,000 memories (10^7 rows) was not loaded: the set-based load runs at "
             f"{load['rows_per_second']} rows/s here (two GIN indexes: full text and trigram), so 10^7 rows would "
             f"take about {round(10_000_000 / max(1, load['rows_per_second']) / 60)} minutes. Per-call cost depends on "
-            "the profile's own memories (read through memories_live_idx), which the probes have at 1,000.")
+            "the profile's own memories (remember's dedup reads them through memories_live_idx; select_memories its "
+            "kept candidates), which the probes have at 1,000.")
     rng = random.Random(11)
     conn = service()
     # Recording a use raises the chosen memories' scores, which would change what later calls
