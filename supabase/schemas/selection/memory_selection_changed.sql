@@ -1,8 +1,8 @@
--- Why: keeps memory_selections' promise through every write to memories. A live memory that could
--- now outscore its profile's bound (new, restored, moved, pinned, reinforced, more confident, of
--- another type) joins the candidates; a candidate that leaves, moves, is unpinned or scores less
--- marks the selection for the next refresh, which may need another. One pass per statement. The
--- selections' row locks order it with a refresh, which then sees the memories this statement wrote.
+-- Why: keeps memory_selections' promise through every write to memories, without a lock: a live
+-- memory whose standing may have risen (new, restored, moved in, pinned, reinforced, more
+-- confident, of another type) is noted, so it is a candidate until the next build; a candidate that
+-- leaves, moves, is unpinned or scores less is noted as a fall, which makes the selection due. One
+-- pass per statement; notes are only inserted, so concurrent writers never wait on each other.
 create function memory_private.memory_selection_changed()
 returns trigger
 language plpgsql
@@ -19,10 +19,6 @@ begin
     if tg_op <> 'INSERT' then
         v_old := array(select o from old_memories as o where o.profile_id is not null);
     end if;
-    perform 1 from memory_private.memory_selections as s
-    where s.profile_id in (select x.profile_id from unnest(v_new || v_old) as x)
-    order by s.profile_id
-    for update;
     with standing as (
         select x.side, x.id, x.profile_id, x.pinned,
             x.active and not x.archived and x.deleted_at is null and (x.expires_at is null or x.expires_at > now())
@@ -43,33 +39,26 @@ begin
             o.pinned as old_pinned, o.score as old_score
         from (select * from standing where side = 'new') as n
         full join (select * from standing where side = 'old') as o on o.id = n.id
-    ),
-    changes as (
-        select p.new_profile as profile_id, p.new_id as added, false as stale
+    )
+    -- A note for every such write, even of a memory noted before: a refresh takes the notes it can
+    -- see with the memories it scans, so skipping a note because another exists could leave this
+    -- write unnoted after a refresh that did not see it.
+    insert into memory_private.memory_selection_notes (profile_id, memory_id)
+    select x.profile_id, x.memory_id
+    from (
+        select p.new_profile as profile_id, p.new_id as memory_id
         from paired as p
-        join memory_private.memory_selections as s on s.profile_id = p.new_profile
-        where p.new_live and not p.new_id = any(s.candidates)
-            and (s.bound is null or p.new_pinned or p.new_score > s.bound
-                or (p.new_score = s.bound and p.new_id < s.bound_id))
+        where p.new_live
+            and (p.old_id is null or not p.old_live or p.old_profile is distinct from p.new_profile
+                or (p.new_pinned and not p.old_pinned) or p.new_score > p.old_score)
         union all
-        select p.old_profile, null, true
+        select distinct p.old_profile, null::uuid
         from paired as p
         join memory_private.memory_selections as s on s.profile_id = p.old_profile
         where p.old_live and p.old_id = any(s.candidates) and s.bound is not null
             and (p.new_id is null or not p.new_live or p.new_profile is distinct from p.old_profile
                 or (p.old_pinned and not p.new_pinned) or p.new_score < p.old_score)
-    )
-    update memory_private.memory_selections as s
-    set candidates = s.candidates || c.added,
-        -- A selection of all live memories is trimmed to its best by the next refresh.
-        stale_at = case when c.stale or s.bound is null then least(s.stale_at, now()) else s.stale_at end
-    from (
-        select c.profile_id, coalesce(array_agg(c.added) filter (where c.added is not null), '{}') as added,
-            bool_or(c.stale) as stale
-        from changes as c
-        group by c.profile_id
-    ) as c
-    where s.profile_id = c.profile_id;
+    ) as x;
     return null;
 end
 $$;

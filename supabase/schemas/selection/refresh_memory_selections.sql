@@ -3,7 +3,7 @@
 -- (its score and id). It also works out when the candidates stop proving a selection of memory_select_limit: when
 -- fewer of them than the limit's unpinned places still score above the bound (a score is
 -- a / (1 + days) + b, days capped at 30, so each falls to the bound at a known time) or the first
--- of them expires. The caller holds the selection's row lock.
+-- of them expires. Its notes are taken with the scan. The caller holds the selection's row lock.
 create function memory_private.refresh_memory_selection(p_profile_id uuid)
 returns void
 language plpgsql
@@ -19,6 +19,11 @@ declare
     v_expires timestamptz;
     v_stale timestamptz;
 begin
+    -- The notes go in the statement that scans the memories: the ones it cannot see (a write not yet
+    -- committed) stay, and name what this scan missed.
+    with taken as (
+        delete from memory_private.memory_selection_notes as n where n.profile_id = p_profile_id
+    )
     select coalesce(array_agg(r.id) filter (where r.chosen), '{}'),
         (array_agg(r.score order by r.score desc, r.id) filter (where not r.chosen))[1],
         (array_agg(r.id order by r.score desc, r.id) filter (where not r.chosen))[1],
@@ -66,8 +71,8 @@ $$;
 
 revoke all on function memory_private.refresh_memory_selection(uuid) from public, anon, authenticated, service_role;
 
--- Why: the scheduled refresh: up to p_limit selections due now, the most overdue first; a selection
--- a writer holds is left for the next pass.
+-- Why: the scheduled refresh: up to p_limit selections due now (by time, by a candidate's fall, or
+-- by their notes' number), the most overdue first; one another refresh holds is left to it.
 create function memory_private.refresh_memory_selections(p_limit integer default 200)
 returns integer
 language plpgsql
@@ -75,6 +80,7 @@ security definer
 set search_path = ''
 as $$
 declare
+    v_limit integer := (memory_private.setting('memory_select_limit'))::integer;
     v_profile uuid;
     v_count integer := 0;
 begin
@@ -83,10 +89,15 @@ begin
     end if;
     for v_profile in
         select s.profile_id from memory_private.memory_selections as s
-        where s.stale_at <= now()
+        where s.stale_at <= now() or s.profile_id in (
+            -- A candidate left or fell, or the noted memories outnumber the candidates a build keeps.
+            select n.profile_id from memory_private.memory_selection_notes as n
+            group by n.profile_id
+            having bool_or(n.memory_id is null) or count(*) > 2 * v_limit
+        )
         order by s.stale_at
         limit p_limit
-        for update skip locked
+        for update of s skip locked
     loop
         perform memory_private.refresh_memory_selection(v_profile);
         v_count := v_count + 1;

@@ -4,8 +4,9 @@
 -- memory holds, weighted by rarity (lexical_memories' relevance), or its similarity when it is
 -- among the nearest to the query's meaning, whichever is higher; a memory neither side finds keeps
 -- its score. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
--- selection (memory_private.memory_selections) names the few memories that can be chosen: they and
--- what the query lifts are scored, and every live memory only when they cannot prove the answer.
+-- selection (memory_private.memory_selections and its notes) names the few memories that can be
+-- chosen: they and what the query lifts are scored, and every live memory only when they cannot
+-- prove the answer.
 create function memory.select_memories(
     p_user_id uuid default null,
     p_profile_id uuid default null,
@@ -64,7 +65,11 @@ begin
             ) as n on n.memory_id = l.memory_id
         ) as x;
     end if;
-    select s.candidates, s.bound, s.bound_id into v_pool, v_bound, v_bound_id
+    select s.candidates || array(
+        select distinct n.memory_id from memory_private.memory_selection_notes as n
+        where n.profile_id = v_profile and n.memory_id is not null
+    ), s.bound, s.bound_id
+    into v_pool, v_bound, v_bound_id
     from memory_private.memory_selections as s
     where s.profile_id = v_profile and s.bound is distinct from 'Infinity';
     loop

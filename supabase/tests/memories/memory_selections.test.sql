@@ -1,13 +1,13 @@
 -- memory_private.memory_selections: each profile's candidates for selection and the bound no other
--- live memory outranks. A new profile's candidates are all of its memories; the refresh keeps
--- every pinned memory and the best 2 x memory_select_limit, with the best left out as the bound
--- and the time the candidates stop proving a selection; every write that could lift a memory past
--- the bound adds it, a candidate that leaves or scores less marks the selection for a refresh, and
--- a type's new weight leaves every built selection unproven. select_memories falls back to every
--- live memory whenever the candidates cannot prove its answer. Readers of the profile read its
--- selection; nobody writes it but the kit.
+-- live memory outranks unless a note names it. A new profile's candidates are all of its memories;
+-- the refresh keeps every pinned memory and the best 2 x memory_select_limit, with the best left out
+-- as the bound and the time the candidates stop proving a selection; every write that could lift a
+-- memory notes it (memory_private.memory_selection_notes), a candidate that leaves or scores less
+-- is noted as a fall, which makes the selection due, and a type's new weight leaves every built
+-- selection unproven. select_memories falls back to every live memory whenever the candidates and
+-- notes cannot prove its answer. Readers of the profile read both; nobody writes them but the kit.
 begin;
-select plan(41);
+select plan(48);
 
 select tests.create_cast('memory-selections');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -20,6 +20,29 @@ returns memory_private.memory_selections
 language sql
 as $$ select s from memory_private.memory_selections as s where s.profile_id = tests.recall(p_profile)::uuid $$;
 
+-- The memories a selection can choose from: its candidates and the memories noted since.
+create function pg_temp.pool(p_profile text)
+returns uuid []
+language sql
+as $$
+    select s.candidates || array(
+        select n.memory_id from memory_private.memory_selection_notes as n
+        where n.profile_id = s.profile_id and n.memory_id is not null
+    )
+    from memory_private.memory_selections as s where s.profile_id = tests.recall(p_profile)::uuid
+$$;
+
+-- A candidate left or fell since the build.
+create function pg_temp.fell(p_profile text)
+returns boolean
+language sql
+as $$
+    select exists (
+        select 1 from memory_private.memory_selection_notes as n
+        where n.profile_id = tests.recall(p_profile)::uuid and n.memory_id is null
+    )
+$$;
+
 create function pg_temp.memory(p_content text)
 returns uuid
 language sql
@@ -28,7 +51,7 @@ as $$ select m.id from memory.memories as m where m.content = p_content and m.us
 create function pg_temp.named(p_ids uuid [])
 returns text []
 language sql
-as $$ select array(select m.content from memory.memories as m where m.id = any(p_ids) order by m.content) $$;
+as $$ select array(select distinct m.content from memory.memories as m where m.id = any(p_ids) order by m.content) $$;
 
 select is(
     (select row(s.candidates, s.bound, s.stale_at)::text from pg_temp.selection('p') as s),
@@ -42,10 +65,13 @@ insert into memory.memories (user_id, profile_id, content, type, confidence, las
 select tests.recall('owner')::uuid, tests.recall('p')::uuid, 'm' || i, 'fact', i / 10.0, now()
 from generate_series(1, 8) as i;
 select is(
-    pg_temp.named((pg_temp.selection('p')).candidates), array['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8'],
-    'while the candidates are all memories, every new one joins them'
+    pg_temp.named(pg_temp.pool('p')), array['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8'],
+    'while the candidates are all memories, every new one is noted'
 );
-select ok((pg_temp.selection('p')).stale_at <= now(), 'and the selection is due for a refresh, to keep the best');
+select ok(
+    (select count(*) from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid) > 4,
+    'and more notes than a build keeps candidates make the selection due, to keep the best'
+);
 
 -- anon, signed-in users and the service role outside the kit cannot run a refresh.
 select tests.authenticate_as_anon();
@@ -73,7 +99,7 @@ select ok(memory_private.refresh_memory_selections(100000) >= 1, 'the service ro
 select tests.clear_authentication();
 
 select is(
-    pg_temp.named((pg_temp.selection('p')).candidates), array['m5', 'm6', 'm7', 'm8'],
+    pg_temp.named(pg_temp.pool('p')), array['m5', 'm6', 'm7', 'm8'],
     'the refresh keeps the best 2 x memory_select_limit'
 );
 select is(
@@ -126,32 +152,40 @@ insert into memory.memories (id, user_id, profile_id, content, type, confidence,
 ('00000000-0000-4000-8000-000000000001', tests.recall('owner')::uuid, tests.recall('p')::uuid, 'tie first', 'fact', 0.4, now()),
 ('ffffffff-ffff-4fff-bfff-ffffffffffff', tests.recall('owner')::uuid, tests.recall('p')::uuid, 'tie last', 'fact', 0.4, now());
 select is(
-    pg_temp.named((pg_temp.selection('p')).candidates), array['m45', 'm5', 'm6', 'm7', 'm8', 'tie first'],
-    'a new memory above the bound joins the candidates, and one tied with it joins if it ranks first by id'
+    pg_temp.named(pg_temp.pool('p')), array['m35', 'm45', 'm5', 'm6', 'm7', 'm8', 'tie first', 'tie last'],
+    'every new memory is noted, to be chosen from until the next build'
 );
 update memory.memories set pinned = true where id = pg_temp.memory('m1');
 update memory.memories set reference_count = 3 where id = pg_temp.memory('m2');
 select is(
-    pg_temp.named((pg_temp.selection('p')).candidates), array['m1', 'm2', 'm45', 'm5', 'm6', 'm7', 'm8', 'tie first'],
-    'so does a memory pinned, or reinforced past the bound'
+    pg_temp.named(pg_temp.pool('p')),
+    array['m1', 'm2', 'm35', 'm45', 'm5', 'm6', 'm7', 'm8', 'tie first', 'tie last'],
+    'so is a memory pinned or reinforced'
 );
-update memory_private.memory_selections set stale_at = 'infinity' where profile_id = tests.recall('p')::uuid;
 update memory.memories set archived = true where id = pg_temp.memory('m35');
-select is((pg_temp.selection('p')).stale_at, 'infinity'::timestamptz, 'archiving a memory left out changes nothing');
+select is(pg_temp.fell('p'), false, 'archiving a memory that is no candidate notes no fall');
 update memory.memories set reference_count = reference_count + 1 where id = pg_temp.memory('m8');
-select is((pg_temp.selection('p')).stale_at, 'infinity'::timestamptz, 'nor does reinforcing a candidate');
+select is(pg_temp.fell('p'), false, 'nor does reinforcing a candidate');
 update memory.memories set confidence = 0.75 where id = pg_temp.memory('m8');
-select ok((pg_temp.selection('p')).stale_at <= now(), 'a candidate scoring less makes the selection due');
-update memory_private.memory_selections set stale_at = 'infinity' where profile_id = tests.recall('p')::uuid;
+select ok(pg_temp.fell('p'), 'a candidate scoring less is noted as a fall');
+delete from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid and memory_id is null;
 update memory.memories set archived = true where id = pg_temp.memory('m7');
-select ok((pg_temp.selection('p')).stale_at <= now(), 'so does a candidate archived');
-update memory_private.memory_selections set stale_at = 'infinity' where profile_id = tests.recall('p')::uuid;
+select ok(pg_temp.fell('p'), 'so is a candidate archived');
+delete from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid and memory_id is null;
 update memory.memories set profile_id = tests.recall('q')::uuid where id = pg_temp.memory('m6');
-select ok((pg_temp.selection('p')).stale_at <= now(), 'or moved to another profile');
-select is(pg_temp.named((pg_temp.selection('q')).candidates), array['m6'], 'which takes it among its candidates');
-update memory_private.memory_selections set stale_at = 'infinity' where profile_id = tests.recall('p')::uuid;
+select ok(pg_temp.fell('p'), 'or moved to another profile');
+select is(pg_temp.named(pg_temp.pool('q')), array['m6'], 'which notes it among its own');
+delete from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid and memory_id is null;
 delete from memory.memories where id = pg_temp.memory('m5');
-select ok((pg_temp.selection('p')).stale_at <= now(), 'or deleted');
+select ok(pg_temp.fell('p'), 'or deleted');
+select is(
+    (select count(*)::integer from memory_private.memory_selections
+    where profile_id = tests.recall('p')::uuid
+        and profile_id in (
+            select n.profile_id from memory_private.memory_selection_notes as n where n.memory_id is null
+        )),
+    1, 'a fall makes the selection due'
+);
 select is(
     array(select s.content from memory.select_memories(tests.recall('owner')::uuid, tests.recall('p')::uuid, p_limit => 4) as s),
     array['m1', 'm8', 'm2', 'm45'], 'and the selection is still exact before the refresh'
@@ -170,10 +204,21 @@ select is(
     array['m1', 'm8'], 'an unproven selection reads every live memory'
 );
 
--- Readers of the profile read its selection; nobody writes it.
+-- Readers of the profile read its selection and its notes; nobody writes them.
+insert into memory.memories (user_id, profile_id, content, type, confidence, last_referenced_at)
+values (tests.recall('owner')::uuid, tests.recall('p')::uuid, 'm9', 'fact', 0.9, now());
 select tests.authenticate_as_anon();
 select throws_ok($$select * from memory_private.memory_selections$$, '42501', null, 'anon cannot read selections');
+select throws_ok($$select * from memory_private.memory_selection_notes$$, '42501', null, 'nor their notes');
 select tests.authenticate_as(tests.recall('owner')::uuid);
+select isnt_empty(
+    $$select 1 from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid$$,
+    'the owner reads the notes of their profile'
+);
+select throws_ok(
+    $$insert into memory_private.memory_selection_notes (profile_id) values (tests.recall('p')::uuid)$$,
+    '42501', null, 'and cannot write one'
+);
 select results_eq(
     $$select profile_id from memory_private.memory_selections order by profile_id$$,
     $$select id from memory.profiles where user_id = tests.recall('owner')::uuid order by id$$,
@@ -187,10 +232,18 @@ select is_empty(
     $$select 1 from memory_private.memory_selections where profile_id = tests.recall('p')::uuid$$,
     'a stranger reads no selection of the owner'
 );
+select is_empty(
+    $$select 1 from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid$$,
+    'nor its notes'
+);
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select isnt_empty(
     $$select 1 from memory_private.memory_selections where profile_id = tests.recall('p')::uuid$$,
     'the tenant''s admin reads the owner''s selection'
+);
+select isnt_empty(
+    $$select 1 from memory_private.memory_selection_notes where profile_id = tests.recall('p')::uuid$$,
+    'and its notes'
 );
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty(
@@ -200,6 +253,9 @@ select is_empty(
 select tests.authenticate_as_service_role();
 select throws_ok(
     $$delete from memory_private.memory_selections$$, '42501', null, 'the service role cannot change a selection'
+);
+select throws_ok(
+    $$delete from memory_private.memory_selection_notes$$, '42501', null, 'nor its notes'
 );
 select tests.clear_authentication();
 
