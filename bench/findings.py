@@ -20,6 +20,10 @@ def _ms(us: Any) -> str:
     return "?" if us is None else (f"{us / 1000:.1f} ms" if us >= 1000 else f"{us:.0f} µs")
 
 
+def ratio_of(a: Any, b: Any) -> float | None:
+    return round(a / b, 2) if a and b else None
+
+
 def findings(results: dict[str, Any]) -> list[str]:
     wl = results.get("workloads", {})
     ctx, wr, rd, sw, mem = (wl.get(k, {}) for k in ("context", "writes", "reads", "sweep", "memories"))
@@ -43,6 +47,14 @@ def findings(results: dict[str, Any]) -> list[str]:
     parts = {"memory selection": "select_memories, query, not recorded", "the window": "turn_history (window)",
              "the reference lookup": "resolve_reference"}
     largest = max(parts, key=lambda k: _g(attr, parts[k], "p50_us") or 0)
+    steps = ctx.get("steps") or [{}]
+    s1_growth = ratio_of(_g(steps[-1], "select_1", "p50_us"), _g(steps[0], "select_1", "p50_us"))
+    flat_text = (
+        f"Across sizes this run's p50 grew {ctx.get('flatness_p50')}x while `select 1`, interleaved on the same "
+        f"connection, grew {s1_growth}x, and the ratio to it went from {_g(steps[0], 'ratio_p50')}x to "
+        f"{_g(steps[-1], 'ratio_p50')}x: the growth follows `select 1`'s over the run, not the data. "
+        if s1_growth and ctx.get("flatness_p50") and ctx["flatness_p50"] > 1.3 and s1_growth > 1.2 else ""
+    )
     out = [
         "## Why targets were missed, and what in the kit made benchmarks slow",
         "",
@@ -76,7 +88,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"rounds through psycopg, p50): `prompt_context` 2.31 to 1.78 ms without a query and 3.25 to 2.82 ms with "
         f"one, `select_memories` 1.46 to 1.14 ms, `select 1` 159 µs. This run's ratio barely moved against the last "
         f"one (15.0x to 14.1x at the smallest size) because the machine was slower (`select 1` 141 to 173 µs, the "
-        f"window 547 to 575 µs). What is left, measured with pgbench on the development cluster (server time over "
+        f"window 547 to 575 µs). {flat_text}What is left, measured with pgbench on the development cluster (server "
+        f"time over "
         f"`select 1`'s): the window built as json, about 210 µs (75 µs of it reading and pairing the 20 messages "
         f"through the turns view, the rest turning 10 turns of 10 fields into json, about 1.3 µs a field), "
         f"`select_memories` about 550 µs for 20 candidates (a plpgsql call, its two settings at about 25 µs each "
@@ -115,15 +128,20 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"run before: 13.4 and 7.19 ms). Since 20261126164710 a selection no longer scores every live memory of the "
         f"profile: each profile keeps its candidates (`memory_private.memory_selections`: every pinned memory and "
         f"the best 2 x memory_select_limit) and the bound, the best score left out. A score only falls with time, "
-        f"and triggers add to the candidates any memory a write lifts past the bound, so `select_memories` scores "
-        f"the candidates and what the query lifts, and reads every live memory only when they cannot prove the "
-        f"answer (a larger limit, or candidates fallen to the bound); the minutely refresh rebuilds a selection "
-        f"before it stops proving one of memory_select_limit. The answer is exactly the one defined by the score "
+        f"and triggers note any memory a write may have lifted (`memory_private.memory_selection_notes`), so "
+        f"`select_memories` scores the candidates, the noted memories and what the query lifts, and reads every "
+        f"live memory only when they cannot prove the answer (a larger limit, or candidates fallen to the bound); "
+        f"the minutely refresh rebuilds a selection before it stops proving one of memory_select_limit and takes "
+        f"the notes with its scan. Writers only insert notes: a first version that locked and updated the "
+        f"selection row made writers of one profile wait on each other, and an answer reinforcing the memories it "
+        f"used could deadlock with an extraction remembering into the same profile "
+        f"(tests/test_memory_selection_writers.py). The answer is exactly the one defined by the score "
         f"(tests/test_memory_properties.py checks it after refreshes, writes and time passing). With pgbench on a "
         f"development cluster, one profile of 1,000 memories: 5.2 to 1.0 ms without a query; with a query whose "
         f"term every memory holds, 14.6 to 16.6 ms, because all 1,000 lifted memories join the pool and are probed "
-        f"by id. The bookkeeping costs the memory write paths about 0.3 ms a statement (an update of one memory's "
-        f"reference count: 0.83 to 1.1-1.27 ms), which `remember`'s 30-40 ms at 1,000 memories hides. What is left "
+        f"by id. The bookkeeping costs the memory write paths about 0.35 ms a statement (pgbench, an update of one "
+        f"memory's reference count: 0.68 to 1.0-1.05 ms with the notes), which `remember`'s 30-40 ms at 1,000 "
+        f"memories hides but an answer that stores the memories it used pays once. What is left "
         f"is the lexical side: `lexical_memories` counts the user's corpus and scores every match. Since "
         f"20261126104652 the lift is "
         f"computed only when a query (or its embedding) is given, and joined as two arrays: without a query, every "
