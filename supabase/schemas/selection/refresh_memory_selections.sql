@@ -1,9 +1,10 @@
 -- Why: builds a profile's selection (memory_selections) from one scan of its live memories: every
 -- pinned one and the best 2 x memory_select_limit by score now, the bound being the best left out
--- (its score and id). It also works out when the candidates stop proving a selection of memory_select_limit: when
--- fewer of them than the limit's unpinned places still score above the bound (a score is
--- a / (1 + days) + b, days capped at 30, so each falls to the bound at a known time) or the first
--- of them expires. Its notes are taken with the scan. The caller holds the selection's row lock.
+-- (its score and id). It also works out when the candidates stop proving a selection of
+-- memory_select_limit: when fewer of them than the limit's unpinned places still score above the
+-- bound (a score is a / (1 + days) + b, days capped at 30, so each falls to the bound at a known
+-- time) or the first of them expires. Its notes are taken with the scan. The caller holds the
+-- selection's row lock.
 create function memory_private.refresh_memory_selection(p_profile_id uuid)
 returns void
 language plpgsql
@@ -64,7 +65,8 @@ begin
         offset v_limit - v_pins - 1 limit 1;
     end if;
     update memory_private.memory_selections as s
-    set candidates = v_candidates, bound = v_bound, bound_id = v_bound_id, stale_at = least(coalesce(v_stale, 'infinity'), v_expires)
+    set candidates = v_candidates, bound = v_bound, bound_id = v_bound_id,
+        stale_at = least(coalesce(v_stale, 'infinity'), v_expires)
     where s.profile_id = p_profile_id;
 end
 $$;

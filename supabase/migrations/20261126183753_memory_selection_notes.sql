@@ -279,7 +279,8 @@ begin
         offset v_limit - v_pins - 1 limit 1;
     end if;
     update memory_private.memory_selections as s
-    set candidates = v_candidates, bound = v_bound, bound_id = v_bound_id, stale_at = least(coalesce(v_stale, 'infinity'), v_expires)
+    set candidates = v_candidates, bound = v_bound, bound_id = v_bound_id,
+        stale_at = least(coalesce(v_stale, 'infinity'), v_expires)
     where s.profile_id = p_profile_id;
 end
 $function$;
