@@ -181,7 +181,7 @@ def migra_statements(from_admin_url: str, to_admin_url: str) -> str:
     return result.stdout if result.returncode == 2 else ""
 
 
-# Each routine of the kit's schemas: signature, ACL (grantees in their order), comment.
+# Each routine of the kit's schemas: signature, ACL (grantees in their order), comment, SET clauses.
 ROUTINES_SQL = """
 select
     p.oid::regprocedure::text as signature,
@@ -193,7 +193,8 @@ select
         left join pg_roles as r on r.oid = a.grantee
         where a.grantee <> p.proowner
     ) as grantees,
-    obj_description(p.oid, 'pg_proc') as comment
+    obj_description(p.oid, 'pg_proc') as comment,
+    p.proconfig as settings
 from pg_proc as p
 where p.pronamespace = any(%s::regnamespace[])
 """
@@ -224,7 +225,8 @@ def _comments(admin_url: str) -> dict[str, str]:
 
 def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: str) -> str:
     """What migra leaves out and the target database has: the grants of every routine migra
-    (re)creates or whose grants differ, and changed comments on routines, tables and columns."""
+    (re)creates or whose grants differ, changed SET clauses of routines it leaves alone, and
+    changed comments on routines, tables and columns."""
     before, after = _routines(from_admin_url), _routines(to_admin_url)
     created = {m.lower() for m in re.findall(r"create or replace (?:function|procedure) ([\w.\"]+)\(", migra_output, re.I)}
     lines: list[str] = []
@@ -238,6 +240,12 @@ def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: s
             lines.append(_wrapped(f"revoke all on {kind} {signature}", "from public, anon, authenticated, service_role;"))
             if routine["grantees"]:
                 lines.append(_wrapped(f"grant execute on {kind} {signature}", f"to {routine['grantees']};"))
+        # migra compares bodies, not SET clauses: a routine it leaves alone gets them here.
+        if old is not None and name not in created:
+            was, now = _settings(old), _settings(routine)
+            lines += [f"alter {kind} {signature} reset {key};" for key in sorted(set(was) - set(now))]
+            lines += [f"alter {kind} {signature} set {key} = {_literal(value)};"
+                      for key, value in sorted(now.items()) if was.get(key) != value]
         if routine["comment"] != (old or {}).get("comment"):
             lines.append(f"comment on {kind} {signature} is {_literal(routine['comment'])};")
     old_comments, new_comments = _comments(from_admin_url), _comments(to_admin_url)
@@ -245,6 +253,11 @@ def companion_statements(from_admin_url: str, to_admin_url: str, migra_output: s
         if old_comments.get(target) != new_comments.get(target):
             lines.append(f"comment on {target} is {_literal(new_comments.get(target))};")
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def _settings(routine: dict[str, object]) -> dict[str, str]:
+    """A routine's SET clauses (proconfig's `name=value` entries) by name."""
+    return dict(entry.split("=", 1) for entry in routine["settings"] or [])  # type: ignore[union-attr]
 
 
 def _wrapped(head: str, tail: str) -> str:

@@ -59,6 +59,28 @@ def test_a_changed_object_is_seen_by_the_check_and_the_differ(built: tuple[str, 
     assert schema.catalog(declared) == before
 
 
+def test_a_changed_set_clause_is_seen_by_the_check_and_the_differ(built: tuple[str, str]) -> None:
+    """migra compares routines' bodies, not their SET clauses; the companion statements carry them."""
+    migrated, declared = built
+    before = schema.catalog(declared)
+    window = "memory_private.turn_history(uuid,integer)"  # as regprocedure spells it
+    with psycopg.connect(declared, autocommit=True) as conn:
+        conn.execute(f"alter function {window} reset plan_cache_mode")
+        conn.execute("alter function memory.count_messages(uuid) set work_mem = '8MB'")
+        try:
+            assert schema.catalog(declared) != before
+            statements = schema.migra_statements(migrated, declared)
+            companions = schema.companion_statements(migrated, declared, statements)
+            assert f"alter function {window} reset plan_cache_mode;" in companions
+            assert "alter function memory.count_messages(uuid) set work_mem = '8MB';" in companions
+            # Only what changed: the search_path both routines pin is left alone.
+            assert "search_path" not in companions
+        finally:
+            conn.execute(f"alter function {window} set plan_cache_mode = force_generic_plan")
+            conn.execute("alter function memory.count_messages(uuid) reset work_mem")
+    assert schema.catalog(declared) == before
+
+
 def test_every_schema_file_is_applied_once_in_the_listed_order() -> None:
     files = schema.schema_files()
     on_disk = sorted(schema.SCHEMAS_DIR.rglob("*.sql"))
