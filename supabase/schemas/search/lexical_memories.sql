@@ -5,21 +5,37 @@
 -- its score over the score of a memory holding every query term once at the average length (the
 -- sum of the terms' idf; a term no memory holds counts fully), at most 1. The query's terms and
 -- their tsquery are built once, before the statement, not for each memory, and
--- the statement keeps its generic plan: planning it took longer than running it.
+-- the statement keeps its generic plan: planning it took longer than running it. It runs as the
+-- owner, so all its callers share that plan: under the memories policy a plan belongs to the role
+-- it was made for, and callers running as the owner (search_messages) and as themselves
+-- (search_memories, select_memories) re-planned it at every switch, about 350 us. The policy's
+-- rule is checked here instead: the user and trusted callers read the user's memories, an admin
+-- those of the tenants they administer, anyone else none.
 create function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
 returns table (memory_id uuid, score double precision, relevance double precision)
 language plpgsql
 stable
 rows 50
+security definer
 set search_path = ''
 set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_terms text[] := memory_private.query_terms(p_query);
     v_any tsquery;
+    v_uid uuid := (select auth.uid());
+    -- Null for the user themselves and trusted callers; an admin's tenants otherwise.
+    v_tenants uuid[];
 begin
     if cardinality(v_terms) = 0 then
         return;
+    end if;
+    if v_uid is null then
+        if not memory_private.trusted_caller() then
+            return;
+        end if;
+    elsif v_uid is distinct from p_user_id then
+        v_tenants := memory_private.administered_tenants();
     end if;
     v_any := memory_private.any_term(v_terms);
     return query
@@ -28,6 +44,7 @@ begin
         from memory.memories as mm
         where mm.user_id = p_user_id and mm.deleted_at is null
             and (mm.expires_at is null or mm.expires_at > now())
+            and (v_tenants is null or mm.tenant_id = any(v_tenants))
     ),
     sizes as (
         select greatest(count(*), 1)::double precision as documents,

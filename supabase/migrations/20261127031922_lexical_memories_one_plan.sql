@@ -1,0 +1,79 @@
+-- Memory search runs as the owner, so every caller shares its plan (under the memories policy a
+-- plan belongs to its role, and callers as the owner and as themselves re-planned it at each
+-- switch); the policy's rule is checked in the function instead.
+set check_function_bodies = off;
+
+create or replace function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
+returns table (memory_id uuid, score double precision, relevance double precision)
+language plpgsql
+stable security definer rows 50
+set search_path to ''
+set plan_cache_mode to 'force_generic_plan'
+as $function$
+declare
+    v_terms text[] := memory_private.query_terms(p_query);
+    v_any tsquery;
+    v_uid uuid := (select auth.uid());
+    -- Null for the user themselves and trusted callers; an admin's tenants otherwise.
+    v_tenants uuid[];
+begin
+    if cardinality(v_terms) = 0 then
+        return;
+    end if;
+    if v_uid is null then
+        if not memory_private.trusted_caller() then
+            return;
+        end if;
+    elsif v_uid is distinct from p_user_id then
+        v_tenants := memory_private.administered_tenants();
+    end if;
+    v_any := memory_private.any_term(v_terms);
+    return query
+    with corpus as (
+        select mm.id, mm.search
+        from memory.memories as mm
+        where mm.user_id = p_user_id and mm.deleted_at is null
+            and (mm.expires_at is null or mm.expires_at > now())
+            and (v_tenants is null or mm.tenant_id = any(v_tenants))
+    ),
+    sizes as (
+        select greatest(count(*), 1)::double precision as documents,
+            coalesce(avg(length(c.search)), 1)::double precision as average
+        from corpus as c
+    ),
+    matches as materialized (
+        select c.id, w.lexeme, cardinality(w.positions) as tf, length(c.search) as length
+        from corpus as c
+        cross join lateral unnest(
+            pg_catalog.ts_filter(pg_catalog.setweight(c.search, 'A', v_terms), '{a}')
+        ) as w (lexeme, positions, weights)
+        where c.search @@ v_any
+    ),
+    frequencies as (
+        select t.term, s.documents, s.average, count(x.id)::double precision as df
+        from unnest(v_terms) as t (term)
+        cross join sizes as s
+        left join matches as x on x.lexeme = t.term
+        group by t.term, s.documents, s.average
+    ),
+    attainable as (
+        select sum(memory_private.bm25(1, f.average, f.average, f.df, f.documents)) as score from frequencies as f
+    ),
+    scored as (
+        select x.id, sum(memory_private.bm25(x.tf, x.length, f.average, f.df, f.documents)) as score
+        from matches as x
+        join frequencies as f on f.term = x.lexeme
+        group by x.id
+    )
+    select s.id, s.score, least(1, s.score / a.score)
+    from scored as s
+    cross join attainable as a
+    order by 2 desc, s.id
+    limit p_limit;
+end
+$function$;
+
+
+revoke all on function memory_private.lexical_memories(uuid, text, integer)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.lexical_memories(uuid, text, integer) to authenticated, service_role;
