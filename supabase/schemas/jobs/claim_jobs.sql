@@ -3,7 +3,8 @@
 -- recently served first, so one user's backlog never makes everyone else wait. p_user_ids keeps a
 -- worker to some users' work (a tenant's dedicated worker, a demo). A worker that takes
 -- extractions first turns the turns' notes into jobs (memory_private.queue_pending_extractions),
--- so a question is claimable as soon as a worker asks.
+-- so a question is claimable as soon as a worker asks. Generic plans: plpgsql's own choice planned the
+-- search for waiting users again on every claim (about 360 us, four times its run).
 create function memory.claim_jobs(
     p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null,
     p_user_ids uuid[] default null
@@ -11,6 +12,7 @@ create function memory.claim_jobs(
 returns table (id bigint, kind text, payload jsonb, user_id uuid, attempts integer, leased_until timestamptz)
 language plpgsql
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_users uuid[];

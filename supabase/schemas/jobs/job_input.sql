@@ -1,10 +1,13 @@
 -- Why: one call gives a worker everything its prompt needs, read under the job's lease; for an
 -- extraction past its user's rate limit it answers {"kind", "deferred": {"run_after", "reason"}}
--- instead, having put the job back in the queue without spending its attempt.
+-- instead, having put the job back in the queue without spending its attempt. Generic plans:
+-- plpgsql's own choice planned the extraction's document again for every job (about 300 us, more
+-- than reading it).
 create function memory.job_input(p_job_id bigint, p_worker text)
 returns jsonb
 language plpgsql
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
