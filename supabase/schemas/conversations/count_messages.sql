@@ -1,9 +1,11 @@
--- Why: seed 003 counts a history; expired messages do not count.
+-- Why: seed 003 counts a history; expired messages do not count. Its generic plan: plpgsql's own
+-- choice planned the count again on every call, for longer than it runs.
 create function memory.count_messages(p_conversation_id uuid)
 returns bigint
 language plpgsql
 stable
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 begin
     return (

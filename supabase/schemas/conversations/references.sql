@@ -46,11 +46,14 @@ $$;
 revoke all on function memory_private.reference_position(text) from public, anon, authenticated, service_role;
 grant execute on function memory_private.reference_position(text) to authenticated, service_role;
 
+-- The turn the text names, from the window; its generic plan, as plpgsql's own choice planned the
+-- read again on every call.
 create function memory.resolve_reference(p_conversation_id uuid, p_text text, p_max_turns integer default 10)
 returns setof memory.turns
 language plpgsql
 stable
 set search_path = ''
+set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_position integer := memory_private.reference_position(p_text);
