@@ -131,6 +131,26 @@ def test_the_turn_window_reads_only_its_turns(owner_session, call: str) -> None:
 
 
 @pytest.mark.parametrize(("call", "statement"), [
+    ("select * from memory.turn_history(%s, 10)", "memory.turns"),
+    ("select memory.prompt_context(%s)", "memory.turns"),
+    ("select * from memory.history(%s, 20)", HISTORY),
+    ("select memory.count_messages(%s)", "count(*)"),
+], ids=["turn_history", "prompt_context", "history", "count_messages"])
+def test_the_hot_reads_run_one_plan_from_the_first_call(owner_session, call: str, statement: str) -> None:
+    """plpgsql plans a statement for each call's values until a generic plan's estimate looks as cheap,
+    which for these never came: planning them took longer than running them. Their conditions name
+    parameters on every call (a generic plan, made once); the conversation's id never appears as a value."""
+    conn, cast = owner_session
+    conversation = str(cast["conversation"])
+    for _ in range(CALLS):
+        for plan in nested_plans(conn, call, [cast["conversation"]], statement):
+            conditions = " ".join(
+                n[key] for n in nodes(plan) for key in ("Index Cond", "Recheck Cond", "Filter") if key in n
+            )
+            assert "$" in conditions and conversation not in conditions, json.dumps(plan)
+
+
+@pytest.mark.parametrize(("call", "statement"), [
     ("select * from memory.messages where conversation_id = %s", "memory.messages"),
     ("select * from memory.turns where conversation_id = %s", "memory.turns"),
     ("select memory.count_messages(%s)", "count(*)"),
