@@ -1,13 +1,17 @@
 """Seed 000/001's chat endpoint: a question in, an answer out, remembered.
 
-One request: find the session (a missing, invalid or someone else's session id starts a new
-one), embed the question with the database's embedding model (`SUPAMEM_EMBEDDING_*`; when that
-fails the memories are chosen lexically and the chat goes on), read the prompt context in one
-round trip (`memory.prompt_context`: the window of turns, the turn the question refers to, the
-memories selected with the question's words and meaning, and the latest summaries), ask the
+One request: embed the question with the database's embedding model (`SUPAMEM_EMBEDDING_*`;
+when that fails the memories are chosen lexically and the chat goes on), find the session (a
+missing, invalid or someone else's session id starts a new one) and read the prompt context in
+one round trip (`memory.prompt_context`: the window of turns, the turn the question refers to,
+the memories selected with the question's words and meaning, and the latest summaries), ask the
 kit's LLM client, and store the turn with the ids of the memories the answer was given
 (`add_turn(p_used_memory_ids)`, which counts their use). With `?stream=true` the answer comes
 as server-sent events: `token` events, then a `done` event carrying the whole response.
+
+No transaction stays open while the embeddings server or the model answers: each would hold a
+pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
+fails is a 502, and a session this request started is deleted again.
 """
 
 from __future__ import annotations
@@ -20,11 +24,13 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
+from jobs.llm import LLMError
+from supamem.db import Transaction
 from supamem.formatting import format_history_for_prompt
 from supamem.memories import MemoryService
+from supamem.query_embedding import embedding_model, query_embedding
 
-from .deps import Tx
-from .embedding import query_embedding
+from .deps import Claims
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
@@ -37,7 +43,8 @@ class _Chosen:
         self.id, self.type, self.content, self.pinned = row["id"], row["type"], row["content"], row.get("pinned", False)
 
 
-def _session(tx: Tx, session_id: str | None, profile_id: UUID | None) -> UUID:
+def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -> tuple[UUID, bool]:
+    """The session to continue, or a new one (and whether it is new)."""
     if session_id:
         try:
             wanted = UUID(session_id)
@@ -47,9 +54,9 @@ def _session(tx: Tx, session_id: str | None, profile_id: UUID | None) -> UUID:
             "select 1 from memory.conversations where id = %s and user_id = (select auth.uid()) and not archived",
             [wanted],
         ):
-            return wanted
+            return wanted, False
     mode = "profile" if profile_id else "chat"
-    return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"]  # type: ignore[index]
+    return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
 
 
 def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> list[dict[str, str]]:
@@ -66,14 +73,26 @@ def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> 
     return [{"role": "system", "content": system}, {"role": "user", "content": question}]
 
 
-def answer(request: Request, tx: Tx, body: ChatRequest) -> ChatResponse:
-    session = _session(tx, body.session_id, body.profile_id)
-    context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
-                            query_embedding=query_embedding(request, tx, body.message))
+def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
+    services = request.app.state.supamem
+    with services.db.transaction(claims=verified) as tx:
+        tx.call("register_user")
+        model = embedding_model(tx)
+    vector = query_embedding(services.embedder, model, body.message)
+    with services.db.transaction(claims=verified) as tx:
+        session, started = _session(tx, body.session_id, body.profile_id)
+        context = tx.call_value("prompt_context", conversation_id=session, query=body.message, query_embedding=vector)
     chosen = [_Chosen(m) for m in context.get("memories") or []]
-    reply = request.app.state.supamem.llm.reply(_messages(context, chosen, body.message))
-    tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
-            used_memory_ids=[m.id for m in chosen])
+    try:
+        reply = services.llm.reply(_messages(context, chosen, body.message))
+    except LLMError:
+        if started:
+            with services.db.transaction(claims=verified) as tx:
+                tx.call("delete_conversation", conversation_id=session)
+        raise
+    with services.db.transaction(claims=verified) as tx:
+        tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
+                used_memory_ids=[m.id for m in chosen])
     return ChatResponse(response=reply, session_id=session,
                         used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in chosen])
 
@@ -86,8 +105,8 @@ def _events(response: ChatResponse) -> Iterator[str]:
 
 @router.post("/chat", response_model=ChatResponse, summary="Send a message; get the answer, its session and the memories used",
              responses={200: {"content": {"text/event-stream": {}}}})
-def chat(request: Request, tx: Tx, body: ChatRequest, stream: bool = Query(False)) -> Any:
-    result = answer(request, tx, body)
+def chat(request: Request, verified: Claims, body: ChatRequest, stream: bool = Query(False)) -> Any:
+    result = answer(request, verified, body)
     if stream:
         return StreamingResponse(_events(result), media_type="text/event-stream")
     return result

@@ -3,7 +3,8 @@
 Not found (including another user's row, which row-level security hides) is 404 with the same
 body as a row that never existed; bad input is 422 with the database's message and SQLSTATE;
 a refusal is 403, a conflict or a state the row is not in 409, a limit 429, the database down
-503. Nothing is written when any of them happens: the request's transaction rolls back.
+503, the language model failing (after the LLM client's retries) 502. Nothing is written when any
+of them happens: the request's transaction rolls back.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from jobs.llm import LLMError
 from supamem.errors import (
     ConflictError,
     DatabaseUnavailableError,
@@ -47,6 +49,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
     async def unauthorized(_request: Request, exc: Unauthorized) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(LLMError)
+    async def model_failed(_request: Request, exc: LLMError) -> JSONResponse:
+        # The upstream's words stay in the log: they may quote the prompt.
+        log.warning("the language model failed: %s", exc)
+        return JSONResponse({"detail": "the language model did not answer; try again"}, status_code=502)
 
     @app.exception_handler(SupamemError)
     async def kit_error(_request: Request, exc: SupamemError) -> JSONResponse:

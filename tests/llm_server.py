@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +35,7 @@ class Scripted:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
+    during: Callable[[], None] | None = None  # runs while the client waits for this answer
 
 
 @dataclass
@@ -139,6 +140,8 @@ class ScriptedLLMServer:
         if scripted is None:
             self.unexpected.append(record)
             scripted = Scripted(599, {"error": {"message": "no scripted response left"}})
+        if scripted.during is not None:
+            scripted.during()
         if scripted.delay:
             time.sleep(scripted.delay)
         body = scripted.body

@@ -117,11 +117,12 @@ class Person:
     token: str
 
 
-def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None) -> Iterator[Served]:
+def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None,
+          llm: LLMClient | None = None) -> Iterator[Served]:
     jwks = JWKS()
     db = Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0)
-    app = create_app(settings, db=db, llm=LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
+    app = create_app(settings, db=db, llm=llm or LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
                      embedder=embedder or EmbeddingClient(LLMSettings(provider="offline")))
     # The socket listens before uvicorn runs, so requests wait in its backlog instead of racing the start.
     sock = socket.socket()

@@ -7,10 +7,11 @@ import json
 from typing import Any
 
 import psycopg
+from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server  # noqa: F401 (fixture)
 from server_helpers import Person, Served, serve
 
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
-from jobs.llm import LLMSettings
+from jobs.llm import LLMClient, LLMSettings
 
 
 def _profiled(person: Person) -> str:
@@ -122,3 +123,55 @@ def test_a_failing_embeddings_server_leaves_the_chat_lexical(database_url: str, 
         response = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})
         assert response.status_code == 200, response.text
         assert [m["content"] for m in response.json()["used_memories"]] == ["Training for the Berlin marathon"]
+
+
+def _model(server: ScriptedLLMServer) -> LLMClient:
+    return LLMClient(LLMSettings(provider="openai", base_url=server.base_url, api_key="k", max_retries=0))
+
+
+def test_the_model_is_asked_with_no_database_connection_held(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A model answers in seconds: a transaction open meanwhile would hold one of the pool's
+    connections, and a pool of ten would serve ten chats at a time."""
+    busy: list[int] = []
+
+    def count_busy() -> None:
+        with psycopg.connect(database_url) as conn:
+            busy.append(conn.execute(
+                "select count(*)::integer from pg_stat_activity"
+                " where application_name = 'supamem' and state <> 'idle' and pid <> pg_backend_pid()"
+            ).fetchone()[0])
+
+    llm_server.enqueue(Scripted(200, chat_completion("Rest on Sunday.").body, during=count_busy))
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        response = alice.http.post("/chat", json={"message": "How should I plan my running week?"})
+        assert response.status_code == 200, response.text
+        assert response.json()["response"] == "Rest on Sunday."
+        assert busy == [0]
+        (turns,) = postgres_conn.execute(
+            "select count(*) from memory.messages where user_id = %s", [alice.id]).fetchone()
+        assert turns == 2
+
+
+def test_a_failing_model_is_a_502_and_keeps_no_new_session(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        llm_server.enqueue(chat_completion("First answer."))
+        session = alice.http.post("/chat", json={"message": "Hello there"}).json()["session_id"]
+        # A 400 is not retried: the model refused the request.
+        llm_server.enqueue(Scripted(400, {"error": {"message": "bad request: the prompt said something"}}),
+                           Scripted(400, {"error": {"message": "bad request"}}))
+        started = alice.http.post("/chat", json={"message": "A new topic"})
+        assert started.status_code == 502
+        assert started.json() == {"detail": "the language model did not answer; try again"}
+        continued = alice.http.post("/chat", json={"message": "And then?", "session_id": session})
+        assert continued.status_code == 502
+        rows = postgres_conn.execute(
+            "select c.id, count(m.id) from memory.conversations as c"
+            " left join memory.messages as m on m.conversation_id = c.id where c.user_id = %s group by c.id",
+            [alice.id]).fetchall()
+        assert [(str(r[0]), r[1]) for r in rows] == [(session, 2)], "the session started for it is gone"
