@@ -28,9 +28,9 @@ from jobs.llm import LLMError
 from supamem.db import Transaction
 from supamem.formatting import format_history_for_prompt
 from supamem.memories import MemoryService
-from supamem.query_embedding import embedding_model, query_embedding
 
 from .deps import Claims
+from .embedding import embedded
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
@@ -75,11 +75,9 @@ def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> 
 
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
     services = request.app.state.supamem
+    vector = embedded(request, verified, body.message)
     with services.db.transaction(claims=verified) as tx:
         tx.call("register_user")
-        model = embedding_model(tx)
-    vector = query_embedding(services.embedder, model, body.message)
-    with services.db.transaction(claims=verified) as tx:
         session, started = _session(tx, body.session_id, body.profile_id)
         context = tx.call_value("prompt_context", conversation_id=session, query=body.message, query_embedding=vector)
     chosen = [_Chosen(m) for m in context.get("memories") or []]

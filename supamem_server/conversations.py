@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Response
 from psycopg import sql
 
 from supamem.errors import NotFoundError
 
 from .deps import Tx, visible
-from .embedding import query_embedding
+from .embedding import SearchVector
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -22,7 +22,7 @@ def _one(tx: Tx, conversation_id: UUID) -> Conversation:
 
 @router.get("", response_model=list[Conversation], summary="List or search the user's conversations (paginated)")
 def list_conversations(
-    request: Request,
+    vector: SearchVector,
     tx: Tx,
     limit: int = Query(20, ge=1, le=200),
     offset: int = Query(0, ge=0, le=100_000),
@@ -34,7 +34,7 @@ def list_conversations(
         rows = tx.call("list_conversations", archived=archived, limit=limit, offset=offset)
     else:
         rows = tx.call("search_conversations", query=search, archived=archived, limit=limit, offset=offset,
-                       query_embedding=query_embedding(request, tx, search))
+                       query_embedding=vector)
     return [Conversation.model_validate(r) for r in rows]
 
 

@@ -1,15 +1,31 @@
-"""The query's embedding for a route's hybrid search, through the app's embeddings client."""
+"""A text's embedding for hybrid search and the chat, through the app's embeddings client.
+
+Read and embedded before the request's transaction opens (a route lists `SearchVector` before
+`Tx`; the chat embeds before its first transaction): a transaction open while the embeddings
+server answers would hold one of the pool's connections for as long.
+"""
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated, Any
 
-from supamem.query_embedding import embedding_model
-from supamem.query_embedding import query_embedding as embed_query
+from fastapi import Depends, Query, Request
 
-from .deps import Tx
+from supamem.query_embedding import embedding_model, query_embedding
+
+from .deps import Claims
 
 
-def query_embedding(request: Request, tx: Tx, question: str) -> str | None:
-    """The question's vector under the database's current model, or None (lexical only)."""
-    return embed_query(request.app.state.supamem.embedder, embedding_model(tx), question)
+def embedded(request: Request, verified: dict[str, Any], text: str) -> str | None:
+    """`text`'s vector under the database's current model, or None (lexical only)."""
+    services = request.app.state.supamem
+    with services.db.transaction(claims=verified) as tx:
+        model = embedding_model(tx)
+    return query_embedding(services.embedder, model, text)
+
+
+def search_vector(request: Request, verified: Claims, search: str | None = Query(None, max_length=1000)) -> str | None:
+    return embedded(request, verified, search) if search else None
+
+
+SearchVector = Annotated[str | None, Depends(search_vector)]

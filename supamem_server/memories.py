@@ -12,11 +12,11 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Query, Request, Response
+from fastapi import APIRouter, Body, Query, Response
 from psycopg.types.json import Jsonb
 
 from .deps import Tx, visible
-from .embedding import query_embedding
+from .embedding import SearchVector
 from .models import (
     Cleared,
     Extraction,
@@ -42,7 +42,7 @@ def _memory(tx: Tx, memory_id: UUID) -> Memory:
 
 @router.get("/memories", response_model=list[Memory], summary="List or search the user's memories (filterable)")
 def list_memories(
-    request: Request,
+    vector: SearchVector,
     tx: Tx,
     search: str | None = Query(None, max_length=1000,
                                description="words to search: full text and meaning (hybrid), with a typo fallback"),
@@ -59,7 +59,7 @@ def list_memories(
     rows = tx.call("search_memories", query=search, type=type, category=category, profile_id=profile_id,
                    conversation_id=conversation_id, created_from=created_from, created_to=created_to,
                    status=status, limit=limit, offset=offset,
-                   query_embedding=query_embedding(request, tx, search) if search else None)
+                   query_embedding=vector)
     return [Memory.model_validate(r) for r in rows]
 
 

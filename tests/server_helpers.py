@@ -117,6 +117,17 @@ class Person:
     token: str
 
 
+def busy_connections(database_url: str) -> int:
+    """The app's pooled connections (application_name supamem) in a statement or a transaction now."""
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "select count(*)::integer from pg_stat_activity"
+            " where application_name = 'supamem' and state <> 'idle' and pid <> pg_backend_pid()"
+        ).fetchone()
+    assert row is not None
+    return row[0]
+
+
 def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None,
           llm: LLMClient | None = None) -> Iterator[Served]:
     jwks = JWKS()

@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server  # noqa: F401 (fixture)
-from server_helpers import Person, Served, serve
+from server_helpers import Person, Served, busy_connections, serve
 
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
 from jobs.llm import LLMClient, LLMSettings
@@ -135,15 +135,8 @@ def test_the_model_is_asked_with_no_database_connection_held(
     """A model answers in seconds: a transaction open meanwhile would hold one of the pool's
     connections, and a pool of ten would serve ten chats at a time."""
     busy: list[int] = []
-
-    def count_busy() -> None:
-        with psycopg.connect(database_url) as conn:
-            busy.append(conn.execute(
-                "select count(*)::integer from pg_stat_activity"
-                " where application_name = 'supamem' and state <> 'idle' and pid <> pg_backend_pid()"
-            ).fetchone()[0])
-
-    llm_server.enqueue(Scripted(200, chat_completion("Rest on Sunday.").body, during=count_busy))
+    llm_server.enqueue(Scripted(200, chat_completion("Rest on Sunday.").body,
+                                during=lambda: busy.append(busy_connections(database_url))))
     for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
         alice = served.person()
         response = alice.http.post("/chat", json={"message": "How should I plan my running week?"})
@@ -175,3 +168,28 @@ def test_a_failing_model_is_a_502_and_keeps_no_new_session(
             " left join memory.messages as m on m.conversation_id = c.id where c.user_id = %s group by c.id",
             [alice.id]).fetchall()
         assert [(str(r[0]), r[1]) for r in rows] == [(session, 2)], "the session started for it is gone"
+
+
+class _Watching(OfflineEmbeddings):
+    """The offline embeddings, counting the app's busy connections while each text is embedded."""
+
+    def __init__(self, database_url: str) -> None:
+        self.database_url = database_url
+        self.busy: list[int] = []
+
+    def embeddings(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.busy.append(busy_connections(self.database_url))
+        return super().embeddings(payload)
+
+
+def test_a_search_and_a_chat_are_embedded_with_no_database_connection_held(
+    database_url: str, postgres_conn: psycopg.Connection,
+) -> None:
+    watching = _Watching(database_url)
+    for served in serve(database_url, postgres_conn, EmbeddingClient(LLMSettings(provider="offline"), transport=watching)):
+        alice = served.person()
+        _profiled(alice)
+        assert alice.http.get("/api/memories", params={"search": "marathon"}).status_code == 200
+        assert alice.http.get("/api/conversations", params={"search": "marathon"}).status_code == 200
+        assert alice.http.post("/chat", json={"message": "How is my marathon going?"}).status_code == 200
+    assert watching.busy == [0, 0, 0]
