@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
@@ -10,7 +11,7 @@ from psycopg import sql
 from supamem.errors import NotFoundError
 
 from .deps import Tx, visible
-from .embedding import SearchVector
+from .embedding import Search, search_parameter
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -22,19 +23,18 @@ def _one(tx: Tx, conversation_id: UUID) -> Conversation:
 
 @router.get("", response_model=list[Conversation], summary="List or search the user's conversations (paginated)")
 def list_conversations(
-    vector: SearchVector,
+    search: Annotated[Search, search_parameter(
+        "titles holding it first, then conversations by their best matching turn", min_length=1)],
     tx: Tx,
     limit: int = Query(20, ge=1, le=200),
     offset: int = Query(0, ge=0, le=100_000),
     archived: bool | None = Query(False, description="true: archived only; omit the value (null) for both"),
-    search: str | None = Query(None, min_length=1, max_length=1000,
-                               description="titles holding it first, then conversations by their best matching turn"),
 ) -> list[Conversation]:
-    if search is None:
+    if search.text is None:
         rows = tx.call("list_conversations", archived=archived, limit=limit, offset=offset)
     else:
-        rows = tx.call("search_conversations", query=search, archived=archived, limit=limit, offset=offset,
-                       query_embedding=vector)
+        rows = tx.call("search_conversations", query=search.text, archived=archived, limit=limit, offset=offset,
+                       query_embedding=search.vector)
     return [Conversation.model_validate(r) for r in rows]
 
 

@@ -1,13 +1,13 @@
 """A text's embedding for hybrid search and the chat, through the app's embeddings client.
 
-Read and embedded before the request's transaction opens (a route lists `SearchVector` before
-`Tx`; the chat embeds before its first transaction): a transaction open while the embeddings
+Read and embedded before the request's transaction opens (a route lists its search parameter
+before `Tx`; the chat embeds before its first transaction): a transaction open while the embeddings
 server answers would hold one of the pool's connections for as long.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any, NamedTuple
 
 from fastapi import Depends, Query, Request
 
@@ -24,8 +24,19 @@ def embedded(request: Request, verified: dict[str, Any], text: str) -> str | Non
     return query_embedding(services.embedder, model, text)
 
 
-def search_vector(request: Request, verified: Claims, search: str | None = Query(None, max_length=1000)) -> str | None:
-    return embedded(request, verified, search) if search else None
+class Search(NamedTuple):
+    """A route's search text and its vector (None: lexical only, or no search)."""
+
+    text: str | None
+    vector: str | None
 
 
-SearchVector = Annotated[str | None, Depends(search_vector)]
+def search_parameter(description: str, *, min_length: int | None = None) -> Any:
+    """The `search` query parameter, embedded before the route's transaction opens."""
+
+    def search(request: Request, verified: Claims, search: str | None = Query(
+        None, min_length=min_length, max_length=1000, description=description,
+    )) -> Search:
+        return Search(search, embedded(request, verified, search) if search else None)
+
+    return Depends(search)

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Body, Query, Response
 from psycopg.types.json import Jsonb
 
 from .deps import Tx, visible
-from .embedding import SearchVector
+from .embedding import Search, search_parameter
 from .models import (
     Cleared,
     Extraction,
@@ -42,10 +42,9 @@ def _memory(tx: Tx, memory_id: UUID) -> Memory:
 
 @router.get("/memories", response_model=list[Memory], summary="List or search the user's memories (filterable)")
 def list_memories(
-    vector: SearchVector,
+    search: Annotated[Search, search_parameter(
+        "words to search: full text and meaning (hybrid), with a typo fallback")],
     tx: Tx,
-    search: str | None = Query(None, max_length=1000,
-                               description="words to search: full text and meaning (hybrid), with a typo fallback"),
     type: MemoryType | None = None,  # noqa: A002 - the seed's filter name
     category: str | None = None,
     profile_id: UUID | None = None,
@@ -56,10 +55,10 @@ def list_memories(
     limit: int = Query(20, ge=1, le=200),
     offset: int = Query(0, ge=0),
 ) -> list[Memory]:
-    rows = tx.call("search_memories", query=search, type=type, category=category, profile_id=profile_id,
+    rows = tx.call("search_memories", query=search.text, type=type, category=category, profile_id=profile_id,
                    conversation_id=conversation_id, created_from=created_from, created_to=created_to,
                    status=status, limit=limit, offset=offset,
-                   query_embedding=vector)
+                   query_embedding=search.vector)
     return [Memory.model_validate(r) for r in rows]
 
 
