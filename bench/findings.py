@@ -468,7 +468,8 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"(more candidates, spread over more heap blocks); the quarter whose rarest term alone passes the bound "
         f"read all its matches, 1.22 and 3.42 ms. A prototype that kept the newest 1,000 ids of each term over the "
         f"bound (a btree on user, lexeme and message id, read newest first and joined to the messages) returned "
-        f"the same rankings for 253 of 260 questions (the other 7 not examined) and took the p95 at a hundred copies from 4.06 to 3.13 ms, the p50 from "
+        f"the same rankings for 253 of 260 questions (the other 7 not examined) and took the p95 at a hundred "
+        f"copies from 4.06 to 3.13 ms, the p50 from "
         f"1.71 to 1.74 ms. It did not land: the lists would be kept by the search-term fold, and a message that "
         f"commits after a fold passed its id would be missing from a list, not only off by one in a weight; "
         f"closing that needs a fold that waits for the writers in flight below its watermark.",
