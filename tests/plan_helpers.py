@@ -59,3 +59,10 @@ def scans_of(plan: dict[str, Any], relation: str) -> list[dict[str, Any]]:
 def index_names(scan: dict[str, Any]) -> set[str]:
     """Indexes a scan reads: its own, or those of the bitmap index scans beneath it."""
     return {n["Index Name"] for n in nodes(scan) if "Index Name" in n}
+
+
+def rows_read(scan: dict[str, Any]) -> int:
+    """Heap rows the scan looked at: those it returned plus those its filters threw away."""
+    removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
+    per_loop = scan["Actual Rows"] + removed
+    return per_loop * scan.get("Actual Loops", 1)

@@ -21,22 +21,16 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, scans_of
+from plan_helpers import explain_nested, index_names, nested_plans, rows_read, scans_of
 from psycopg.rows import dict_row
 
 USERS = 100_000
 MEMORIES_EACH = 3
 BIG = 1_000
 
+
 def memories_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return scans_of(plan, "memories")
-
-
-def rows_read(scan: dict[str, Any]) -> int:
-    """Heap rows the scan looked at: those it returned plus those its filters threw away."""
-    removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
-    per_loop = scan["Actual Rows"] + removed
-    return per_loop * scan.get("Actual Loops", 1)
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +172,7 @@ def test_selection_reads_only_its_pool(loaded, who, generic, query, built):
         else:
             conn.execute("update memory_private.memory_selections set bound = 'Infinity' where profile_id = %s",
                          [person["profile"]])
-        scoring = function_plans(conn, call, [person["user"], person["profile"], query], "with pool as",
+        scoring = function_plans(conn, call, [person["user"], person["profile"], query], "with scored as",
                                  generic=generic)
         listing = function_plans(conn, call, [person["user"], person["profile"], query],
                                  "select m.id from memory.memories", generic=generic) if not built else []

@@ -1,0 +1,101 @@
+"""Memory selection reads its pool by id on a database of ordinary size, not every user's memories.
+
+tests/test_memory_plans.py checks the selection against 300,000 memories, where every plan probes an
+index. A memories table of a few thousand rows is where a plan may instead scan the table: the
+planner expects one row of the profile's (its filters are deliberately not index conditions), so
+scanning every user's memories once per call looks cheap. Here the table holds what the suite left
+plus one profile's 60 memories, analyzed, and the scoring statement's plans (read through
+auto_explain, tests/plan_helpers.py, past plpgsql's fifth call, custom and generic) never scan the
+table: the service role's read exactly the pool through an index on id; the signed-in owner's, under
+the memories policy, at most the owner's memories. Everything is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from plan_helpers import explain_nested, index_names, nested_plans, rows_read, scans_of
+from psycopg.rows import dict_row
+
+MEMORIES = 60
+#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
+CALLS = 7
+#: The profile's candidates once its selection is built: 2 x memory_select_limit (10).
+CANDIDATES = 20
+
+
+@pytest.fixture(scope="module")
+def owner(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]:
+    conn = psycopg.connect(admin_url, row_factory=dict_row)
+    try:
+        user = conn.execute(
+            "insert into auth.users (id, email) values (gen_random_uuid(), 'selection-plans@supamem.test') returning id"
+        ).fetchone()["id"]
+        conn.execute("select memory.register_user(%s)", [user])
+        profile = conn.execute(
+            "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
+        ).fetchone()["id"]
+        conn.execute(
+            "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
+            " select %s, %s, format('memory number %%s about the garden', i), 'fact', 0.7, i %% 5"
+            " from generate_series(1, %s) as i",
+            [user, profile, MEMORIES],
+        )
+        conn.execute("select memory_private.refresh_memory_selection(%s)", [profile])
+        conn.execute("analyze memory.memories")
+        id_led = {
+            r["name"].removeprefix("memory.")
+            for r in conn.execute(
+                """select i.indexrelid::regclass::text as name
+                from pg_index as i
+                join pg_attribute as a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
+                where i.indrelid = 'memory.memories'::regclass and a.attname = 'id'"""
+            ).fetchall()
+        }
+        explain_nested(conn)
+        yield conn, {"user": user, "profile": profile, "id_led": id_led}
+    finally:
+        conn.rollback()
+        conn.close()
+        # ANALYZE wrote pg_class counts that include the rolled back rows.
+        with psycopg.connect(admin_url, autocommit=True) as again:
+            again.execute("vacuum (analyze) memory.memories")
+
+
+def sign_in(conn: psycopg.Connection, role: str, user: Any) -> None:
+    conn.execute(f"set local role {role}")
+    if role == "authenticated":
+        conn.execute(
+            "select set_config('request.jwt.claims', %s, true)",
+            [json.dumps({"sub": str(user), "role": "authenticated"})],
+        )
+
+
+@pytest.mark.parametrize("role", ["service_role", "authenticated"], ids=["service-role", "owner"])
+@pytest.mark.parametrize("generic", [False, True], ids=["custom-plan", "generic-plan"])
+@pytest.mark.parametrize(("query", "lifted"), [(None, 0), ("7", 1)], ids=["no-query", "query"])
+def test_selection_never_scans_every_users_memories(owner, role, generic, query, lifted) -> None:
+    conn, cast = owner
+    call = ("select * from memory.select_memories(p_user_id => %s, p_query => %s, p_limit => 10,"
+            " p_token_budget => 500)")
+    with conn.transaction(force_rollback=True):
+        sign_in(conn, role, cast["user"])
+        conn.execute(f"set local plan_cache_mode = {'force_generic_plan' if generic else 'force_custom_plan'}")
+        plans = [plan for _ in range(CALLS) for plan in nested_plans(conn, call, [cast["user"], query],
+                                                                    "with scored as")]
+    for plan in plans:
+        scans = scans_of(plan, "memories")
+        assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plan)
+        read = sum(rows_read(scan) for scan in scans)
+        if role == "service_role":
+            # Each memory of the pool once, by id: the candidates, and the one memory '7' lifts when
+            # it is not one of them.
+            assert all(index_names(scan) <= cast["id_led"] for scan in scans), json.dumps(plan)
+            assert CANDIDATES <= read <= CANDIDATES + lifted, json.dumps(plan)
+        else:
+            # The policy's own conditions may lead the planner to the owner's memories instead.
+            assert read <= MEMORIES, json.dumps(plan)
