@@ -12,6 +12,7 @@ past plpgsql's fifth execution, when plans may be cached. Everything is rolled b
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,7 @@ from psycopg.rows import dict_row
 
 MESSAGES = 6000
 UNFOLDED = 10
+MEMORIES = 3
 OTHERS = 60000
 #: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
 CALLS = 7
@@ -36,8 +38,12 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             "insert into auth.users (id, email) values (gen_random_uuid(), 'search-plans@supamem.test') returning id"
         ).fetchone()["id"]
         conn.execute("select memory.register_user(%s)", [owner])
+        profile = conn.execute(
+            "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [owner]
+        ).fetchone()["id"]
         conversation = conn.execute(
-            "select (memory.create_conversation(p_user_id => %s, p_window_turns => 10000)).id", [owner]
+            "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s, p_window_turns => 10000)).id",
+            [owner, profile],
         ).fetchone()["id"]
         # Coffee in every message, a zeppelin in every hundredth; the term statistics folded.
         conn.execute(
@@ -69,9 +75,16 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             " from generate_series(1, %s) as i order by i",
             [conversation, UNFOLDED],
         )
+        # Memories of a zeppelin drawn from three of the owner's messages: search finds the turns through them too.
+        conn.execute(
+            "insert into memory.memories (user_id, content, type, source_conversation_id, source_message_id)"
+            " select %s, format('The user rode a zeppelin (%%s)', m.id), 'fact', m.conversation_id, m.id"
+            " from memory.messages as m where m.conversation_id = %s and m.role = 'user' limit %s",
+            [owner, conversation, MEMORIES],
+        )
         # Entries still in the index's pending list (as between two vacuums) go into the index proper.
         conn.execute("select gin_clean_pending_list('memory.messages_user_search_idx'::regclass)")
-        conn.execute("analyze memory.messages, memory_private.search_terms")
+        conn.execute("analyze memory.messages, memory.memories, memory_private.search_terms")
         explain_nested(conn)
         conn.execute("set local role authenticated")
         conn.execute("select set_config('request.jwt.claims', %s, true)",
@@ -103,6 +116,19 @@ def test_fusion_reads_no_message_and_the_page_is_read_by_id(owner_session) -> No
         assert index_names(scan) <= {"messages_pkey", "messages_user_id_idx"}, json.dumps(plan)
         assert "(id = f.id)" in scan["Index Cond"], json.dumps(plan)
         assert rows_read(scan) <= 60, "the fused candidates, looked up by id"
+
+
+def test_the_memories_found_are_read_by_id(owner_session) -> None:
+    """The turns' memories that the lexical side finds lead to their turns, one probe each: joined
+    as a set, a memories table of a few hundred pages was scanned whole for every search."""
+    for plan in each_call(owner_session, "with by_text as"):
+        scans = scans_of(plan, "memories")
+        assert scans, json.dumps(plan)
+        for scan in scans:
+            assert scan["Node Type"] == "Index Scan", json.dumps(plan)
+            assert re.fullmatch(r"\(id = \w+\.memory_id\)", scan["Index Cond"]), json.dumps(plan)
+        # Without an embedding only the lexical side's probes run.
+        assert sum(rows_read(scan) for scan in scans) == MEMORIES, json.dumps(plan)
 
 
 def candidate_scans(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

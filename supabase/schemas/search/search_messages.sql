@@ -70,12 +70,17 @@ begin
         select l.message_id as id, l.score
         from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
     ),
+    -- The memories either side finds are read by id, one probe each (the lateral's limit keeps it
+    -- so: joined as a set, a small memories table was scanned whole for every search).
     by_memory as (
         select mm.source_message_id as id, max(l.score) as score
         from memory_private.lexical_memories(v_user, p_query, v_depth) as l
-        join memory.memories as mm on mm.id = l.memory_id
-        where mm.source_message_id is not null
-            and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
+        cross join lateral (
+            select x.source_message_id from memory.memories as x
+            where x.id = l.memory_id and x.source_message_id is not null
+                and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
+            limit 1
+        ) as mm
         group by mm.source_message_id
     ),
     lexical as (
@@ -95,9 +100,13 @@ begin
             union all
             select mm.source_message_id, n.distance
             from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
-            join memory.memories as mm on mm.id = n.memory_id
-            where p_query_embedding is not null and mm.source_message_id is not null
-                and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
+            cross join lateral (
+                select x.source_message_id from memory.memories as x
+                where x.id = n.memory_id and x.source_message_id is not null
+                    and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
+                limit 1
+            ) as mm
+            where p_query_embedding is not null
         ) as x
         group by x.id
     ),
