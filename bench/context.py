@@ -149,14 +149,21 @@ def measure(probes: list[str], n: int, warmup: int) -> dict[str, Any]:
         if len(sizes) < 5:
             sizes.append(len(json.dumps(row[0])))
 
+    def ctx_no_query() -> None:
+        conn.execute("select memory.prompt_context(%s)", (next(cycle),)).fetchone()
+
     def select1() -> None:
         conn.execute("select 1").fetchone()
 
-    samples = interleaved({"select_1": select1, "prompt_context": ctx}, n, warmup)
+    # The issue's two targets: with the query (the window's reference and the memories' lift) and
+    # without one.
+    samples = interleaved({"select_1": select1, "prompt_context": ctx, "prompt_context_no_query": ctx_no_query},
+                          n, warmup)
     conn.close()
     out = {name: summarize(v) for name, v in samples.items()}
-    out["ratio_p50"] = ratio(out["prompt_context"]["p50_us"], out["select_1"]["p50_us"])
-    out["ratio_p99"] = ratio(out["prompt_context"]["p99_us"], out["select_1"]["p99_us"])
+    for suffix, name in (("", "prompt_context"), ("_no_query", "prompt_context_no_query")):
+        out[f"ratio_p50{suffix}"] = ratio(out[name]["p50_us"], out["select_1"]["p50_us"])
+        out[f"ratio_p99{suffix}"] = ratio(out[name]["p99_us"], out["select_1"]["p99_us"])
     out["payload_bytes"] = sizes[-1] if sizes else None
 
     # The same through the kit's Python client (pool checkout, BEGIN ... COMMIT), for reference.
