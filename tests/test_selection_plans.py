@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, rows_read, scans_of
+from plan_helpers import explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
 from psycopg.rows import dict_row
 
 MEMORIES = 60
@@ -99,3 +99,22 @@ def test_selection_never_scans_every_users_memories(owner, role, generic, query,
         else:
             # The policy's own conditions may lead the planner to the owner's memories instead.
             assert read <= MEMORIES, json.dumps(plan)
+
+
+def test_the_lift_is_looked_up_per_scored_memory(owner) -> None:
+    """A query that lifts every memory of the profile ('garden' is in all of them): each scored
+    memory finds its lift by id. Joined as a set whose size the generic plan does not know, every
+    scored memory was compared with every lift."""
+    conn, cast = owner
+    call = ("select * from memory.select_memories(p_user_id => %s, p_query => 'garden', p_limit => 10,"
+            " p_token_budget => 500)")
+    with conn.transaction(force_rollback=True):
+        sign_in(conn, "service_role", cast["user"])
+        plans = [plan for _ in range(CALLS) for plan in nested_plans(conn, call, [cast["user"]], "with scored as")]
+    for plan in plans:
+        read = sum(rows_read(scan) for scan in scans_of(plan, "memories"))
+        assert read == MEMORIES, json.dumps(plan)
+        compared = sum(n.get("Rows Removed by Join Filter", 0) for n in nodes(plan))
+        # At most the memory types each scored memory is not of.
+        types = conn.execute("select count(*) as n from memory.memory_types").fetchone()["n"]
+        assert compared <= (types - 1) * read, json.dumps(plan)

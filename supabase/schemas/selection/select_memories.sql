@@ -33,7 +33,9 @@ declare
     v_budget integer := coalesce(p_token_budget, (memory_private.setting('memory_token_budget'))::integer);
     v_chosen memory.selected_memory [];
     v_lifted uuid [] := '{}';
-    v_lifts numeric [] := '{}';
+    -- Each lifted memory's lift, by id: looked up per scored memory, where joining the lifts as a
+    -- set (their count unknown to the plan) compared every scored memory with every lift.
+    v_lifts jsonb := '{}';
     v_pool uuid [];
     v_bound numeric;
     v_bound_id uuid;
@@ -50,7 +52,7 @@ begin
     -- The query's lift, only when there is a query: joining empty retrieval sides still cost every
     -- memory of the profile a pass through two hash joins.
     if p_query is not null or p_query_embedding is not null then
-        select coalesce(array_agg(x.memory_id), '{}'), coalesce(array_agg(x.lift), '{}')
+        select coalesce(array_agg(x.memory_id), '{}'), coalesce(jsonb_object_agg(x.memory_id, x.lift), '{}')
         into v_lifted, v_lifts
         from (
             select
@@ -92,13 +94,10 @@ begin
                 m.last_referenced_at,
                 memory_private.memory_score(
                     t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
-                ) * (1 + coalesce(l.lift, 0)) as final_score,
+                ) * (1 + coalesce((v_lifts ->> m.id::text)::numeric, 0)) as final_score,
                 ceil(length(m.content) / 4.0)::integer + 2 as cost
             from memory.memories as m
             join memory.memory_types as t on t.type = m.type
-            left join (
-                select u.id, max(u.lift) as lift from unnest(v_lifted, v_lifts) as u (id, lift) group by u.id
-            ) as l on l.id = m.id
             -- The owner and profile are filters, never index conditions: the statistics of an
             -- ordinary profile would have the planner read all of a large one's memories instead.
             where m.id = any(v_pool || v_lifted)
