@@ -70,18 +70,29 @@ begin
         select l.message_id as id, l.score
         from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
     ),
-    -- The memories either side finds are read by id, one probe each (the lateral's limit keeps it
-    -- so: joined as a set, a small memories table was scanned whole for every search).
-    by_memory as (
-        select mm.source_message_id as id, max(l.score) as score
-        from memory_private.lexical_memories(v_user, p_query, v_depth) as l
+    -- The memories either side finds lead to the turns they were drawn from, one probe each (the
+    -- lateral's limit keeps it so: joined as a set, a small memories table was scanned whole for
+    -- every search).
+    memory_hits as (
+        select h.lexical, mm.source_message_id as id, h.score, h.distance
+        from (
+            select true as lexical, l.memory_id, l.score, null::double precision as distance
+            from memory_private.lexical_memories(v_user, p_query, v_depth) as l
+            union all
+            select false, n.memory_id, null, n.distance
+            from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
+            -- Without an embedding neither vector side is called.
+            where p_query_embedding is not null
+        ) as h
         cross join lateral (
             select x.source_message_id from memory.memories as x
-            where x.id = l.memory_id and x.source_message_id is not null
+            where x.id = h.memory_id and x.source_message_id is not null
                 and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
             limit 1
         ) as mm
-        group by mm.source_message_id
+    ),
+    by_memory as (
+        select h.id, max(h.score) as score from memory_hits as h where h.lexical group by h.id
     ),
     lexical as (
         select coalesce(t.id, v.id) as id,
@@ -95,18 +106,9 @@ begin
         from (
             select n.message_id as id, n.distance
             from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
-            -- Without an embedding neither vector side is called.
             where p_query_embedding is not null
             union all
-            select mm.source_message_id, n.distance
-            from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
-            cross join lateral (
-                select x.source_message_id from memory.memories as x
-                where x.id = n.memory_id and x.source_message_id is not null
-                    and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
-                limit 1
-            ) as mm
-            where p_query_embedding is not null
+            select h.id, h.distance from memory_hits as h where not h.lexical
         ) as x
         group by x.id
     ),
