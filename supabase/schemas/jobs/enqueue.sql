@@ -32,7 +32,10 @@ begin
         set status = 'queued', payload = coalesce(p_payload, '{}'), attempts = 0, run_after = coalesce(p_run_after, now()),
             last_error = null, failed_at = null, result = null, usage = null, worker = null, started_at = null,
             finished_at = null, created_at = now()
-        where j.kind = p_kind and j.dedup_key = p_dedup_key and j.status in ('done', 'dead')
+        -- Found by its key alone: `status in ('done', 'dead')` would let the plan read every finished
+        -- job through their partial index instead, filtering for the key; the status check
+        -- constraint makes this condition the same.
+        where j.kind = p_kind and j.dedup_key = p_dedup_key and j.status not in ('queued', 'running')
         returning j.id into v_id;
     end if;
     return v_id;
