@@ -177,3 +177,17 @@ def test_without_an_embedding_no_vector_side_runs(owner_session) -> None:
         vector = [n for n in nodes(plan) if n.get("Function Name") in ("vector_messages", "vector_memories")]
         assert len(vector) == 2, json.dumps(plan)
         assert all(n["Actual Loops"] == 0 for n in vector), "a vector side ran without a query embedding"
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["custom-plan", "generic-plan"])
+def test_memory_search_ranks_once(owner_session, generic) -> None:
+    """memory.search_memories fuses its two rankings once, however the plan joins them to the user's
+    memories: under a nested loop the ranks were computed again for every memory."""
+    with owner_session.transaction(force_rollback=True):
+        owner_session.execute(f"set local plan_cache_mode = {'force_generic_plan' if generic else 'force_custom_plan'}")
+        plans = []
+        for _ in range(CALLS):
+            plans += nested_plans(owner_session, "select id from memory.search_memories('zeppelin')", [], "with lexical as")
+    for plan in plans:
+        ranked = [n for n in nodes(plan) if n["Node Type"] == "WindowAgg"]
+        assert ranked and all(n["Actual Loops"] == 1 for n in ranked), json.dumps(plan)
