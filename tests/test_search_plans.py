@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
+from plan_helpers import explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
 from psycopg.rows import dict_row
 
 MESSAGES = 6000
@@ -93,10 +93,6 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
     finally:
         conn.rollback()
         conn.close()
-
-
-def rows_read(scan: dict[str, Any]) -> int:
-    return scan["Actual Rows"] * scan["Actual Loops"]
 
 
 def each_call(conn: psycopg.Connection, marker: str) -> list[dict[str, Any]]:
