@@ -14,6 +14,9 @@ from typing import Any
 
 import psycopg
 
+#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
+CALLS = 7
+
 
 def explain_nested(conn: psycopg.Connection) -> None:
     """Log the plan (with actual rows) of every statement, nested ones included, in this transaction."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, nodes, scans_of
+from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, scans_of
 from psycopg.rows import dict_row
 
 TURNS = 2000
@@ -27,8 +27,6 @@ SHORT_TURNS = 2
 #: Other users' messages, there before the statistics are taken.
 FILLER_USERS = 100
 FILLER_MESSAGES = 40
-#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
-CALLS = 7
 INDEX = "messages_conversation_turn_role_key"
 
 

@@ -14,12 +14,10 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, nested_plans, rows_read, scans_of
+from plan_helpers import CALLS, explain_nested, nested_plans, rows_read, scans_of
 from psycopg.rows import dict_row
 
 FINISHED = 1000
-#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
-CALLS = 7
 
 
 @pytest.fixture

@@ -18,15 +18,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
+from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
 from psycopg.rows import dict_row
 
 MESSAGES = 6000
 UNFOLDED = 10
 MEMORIES = 3
 OTHERS = 60000
-#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
-CALLS = 7
 SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20)"
 
 

@@ -18,12 +18,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
+from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
 from psycopg.rows import dict_row
 
 MEMORIES = 60
-#: plpgsql plans a statement for its parameters five times, then may cache a generic plan.
-CALLS = 7
 #: The profile's candidates once its selection is built: 2 x memory_select_limit (10).
 CANDIDATES = 20
 
