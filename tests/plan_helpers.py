@@ -69,3 +69,21 @@ def rows_read(scan: dict[str, Any]) -> int:
     removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
     per_loop = scan["Actual Rows"] + removed
     return per_loop * scan.get("Actual Loops", 1)
+
+
+def other_users_memories(conn: psycopg.Connection, count: int) -> None:
+    """`count` memories of another user, so the memories table is that of a database in use, where
+    scanning it whole costs more than reading a handful of rows by id (on a fresh database's few rows
+    a scan is the right plan). Written set-based with triggers off (a superuser's
+    session_replication_role), every column the triggers would set given."""
+    conn.execute("set local session_replication_role = replica")
+    conn.execute(
+        "with u as (insert into memory.users (external_id) values (format('plans-other-%%s', gen_random_uuid()))"
+        " returning id),"
+        " p as (insert into memory.profiles (user_id, is_primary) select u.id, true from u returning id, user_id)"
+        " insert into memory.memories (user_id, profile_id, content, type, confidence)"
+        " select p.user_id, p.id, format('another user''s memory number %%s, about the weather by the harbour', i),"
+        " 'fact', 0.5 from p cross join generate_series(1, %s) as i",
+        [count],
+    )
+    conn.execute("set local session_replication_role = origin")

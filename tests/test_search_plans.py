@@ -18,12 +18,23 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
+from plan_helpers import (
+    CALLS,
+    explain_nested,
+    index_names,
+    nested_plans,
+    nodes,
+    other_users_memories,
+    rows_read,
+    scans_of,
+)
 from psycopg.rows import dict_row
 
 MESSAGES = 6000
 UNFOLDED = 10
 MEMORIES = 3
+#: Other users' memories around the owner's.
+OTHER_MEMORIES = 1500
 OTHERS = 60000
 SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20)"
 
@@ -73,6 +84,7 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             " from generate_series(1, %s) as i order by i",
             [conversation, UNFOLDED],
         )
+        other_users_memories(conn, OTHER_MEMORIES)
         # Memories of a zeppelin drawn from three of the owner's messages: search finds the turns through them too.
         conn.execute(
             "insert into memory.memories (user_id, content, type, source_conversation_id, source_message_id)"
@@ -91,6 +103,9 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
     finally:
         conn.rollback()
         conn.close()
+        # ANALYZE wrote pg_class counts that include the rolled back rows.
+        with psycopg.connect(admin_url, autocommit=True) as again:
+            again.execute("vacuum (analyze) memory.messages, memory.memories, memory_private.search_terms")
 
 
 def each_call(conn: psycopg.Connection, marker: str) -> list[dict[str, Any]]:

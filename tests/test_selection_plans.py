@@ -3,8 +3,8 @@
 tests/test_memory_plans.py checks the selection against 300,000 memories, where every plan probes an
 index. A memories table of a few thousand rows is where a plan may instead scan the table: the
 planner expects one row of the profile's (its filters are deliberately not index conditions), so
-scanning every user's memories once per call looks cheap. Here the table holds what the suite left
-plus one profile's 60 memories, analyzed, and the scoring statement's plans (read through
+scanning every user's memories once per call looks cheap. Here the table holds what the suite left,
+another user's 1,500 memories and one profile's 60, analyzed, and the scoring statement's plans (read through
 auto_explain, tests/plan_helpers.py, past plpgsql's fifth call, custom and generic) never scan the
 table: the service role's read exactly the pool through an index on id; the signed-in owner's, under
 the memories policy, at most the owner's memories. Everything is rolled back.
@@ -18,10 +18,21 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, rows_read, scans_of
+from plan_helpers import (
+    CALLS,
+    explain_nested,
+    index_names,
+    nested_plans,
+    nodes,
+    other_users_memories,
+    rows_read,
+    scans_of,
+)
 from psycopg.rows import dict_row
 
 MEMORIES = 60
+#: Other users' memories around the owner's.
+OTHERS = 1500
 #: The profile's candidates once its selection is built: 2 x memory_select_limit (10).
 CANDIDATES = 20
 
@@ -30,6 +41,7 @@ CANDIDATES = 20
 def owner(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]:
     conn = psycopg.connect(admin_url, row_factory=dict_row)
     try:
+        other_users_memories(conn, OTHERS)
         user = conn.execute(
             "insert into auth.users (id, email) values (gen_random_uuid(), 'selection-plans@supamem.test') returning id"
         ).fetchone()["id"]
