@@ -29,24 +29,28 @@ begin
     if 'extract' = any(p_kinds) then
         perform memory_private.queue_pending_extractions();
     end if;
-    -- The users with due work of these kinds, least recently served first.
-    with recursive waiting (user_id) as (
-        (
+    -- The users with due work of these kinds, least recently served first. The walk goes from user
+    -- to user through the queued jobs of each kind asked for (one probe a user and kind): walking the
+    -- users with queued work of any kind made a backlog of one kind slow every claim of the others.
+    with recursive waiting (kind, user_id) as (
+        select k.kind, (
             select j.user_id from memory_private.jobs as j
-            where j.status = 'queued' and j.user_id is not null
+            where j.status = 'queued' and j.kind = k.kind and j.user_id is not null
             order by j.user_id limit 1
         )
+        from unnest(p_kinds) as k (kind)
+        where p_user_ids is null
         union all
-        select (
+        select w.kind, (
             select j.user_id from memory_private.jobs as j
-            where j.status = 'queued' and j.user_id > w.user_id
+            where j.status = 'queued' and j.kind = w.kind and j.user_id > w.user_id
             order by j.user_id limit 1
         )
         from waiting as w
         where w.user_id is not null
     ),
     candidates as (
-        select w.user_id from waiting as w where w.user_id is not null and p_user_ids is null
+        select w.user_id from waiting as w where w.user_id is not null
         union
         select u.user_id from unnest(p_user_ids) as u (user_id) where u.user_id is not null
     )
