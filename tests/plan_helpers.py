@@ -87,3 +87,19 @@ def other_users_memories(conn: psycopg.Connection, count: int) -> None:
         [count],
     )
     conn.execute("set local session_replication_role = origin")
+
+
+def registered_user(conn: psycopg.Connection, email: str) -> Any:
+    """A signed-up user (auth.users) registered with the kit: its id (on a connection with dict rows)."""
+    user = conn.execute("insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id",
+                        [email]).fetchone()["id"]
+    conn.execute("select memory.register_user(%s)", [user])
+    return user
+
+
+def sign_in(conn: psycopg.Connection, role: str, user: Any = None) -> None:
+    """Run the rest of the transaction as `role`; as `authenticated`, signed in as `user`."""
+    conn.execute(f"set local role {role}")
+    if role == "authenticated":
+        conn.execute("select set_config('request.jwt.claims', %s, true)",
+                     [json.dumps({"sub": str(user), "role": "authenticated"})])

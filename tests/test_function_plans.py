@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, scans_of
+from plan_helpers import CALLS, explain_nested, index_names, nested_plans, nodes, registered_user, scans_of, sign_in
 from psycopg.rows import dict_row
 
 TURNS = 2000
@@ -34,10 +34,7 @@ INDEX = "messages_conversation_turn_role_key"
 def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]:
     conn = psycopg.connect(admin_url, row_factory=dict_row)
     try:
-        owner = conn.execute(
-            "insert into auth.users (id, email) values (gen_random_uuid(), 'plans@supamem.test') returning id"
-        ).fetchone()["id"]
-        conn.execute("select memory.register_user(%s)", [owner])
+        owner = registered_user(conn, "plans@supamem.test")
         conversation = conn.execute(
             "select (memory.create_conversation(p_user_id => %s, p_title => 'Long', p_window_turns => 5000)).id",
             [owner],
@@ -67,11 +64,7 @@ def owner_session(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str
                 [conv, 2 * turns],
             )
         explain_nested(conn)
-        conn.execute("set local role authenticated")
-        conn.execute(
-            "select set_config('request.jwt.claims', %s, true)",
-            [json.dumps({"sub": str(owner), "role": "authenticated"})],
-        )
+        sign_in(conn, "authenticated", owner)
         yield conn, {"owner": owner, "conversation": conversation, "short": short}
     finally:
         conn.rollback()

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, nested_plans, nodes, rows_read, scans_of
+from plan_helpers import CALLS, explain_nested, nested_plans, nodes, rows_read, scans_of, sign_in
 from psycopg.rows import dict_row
 
 FINISHED = 1000
@@ -68,7 +68,7 @@ def test_a_claim_walks_only_the_users_waiting_on_its_kinds(admin_url: str) -> No
                 [OTHER_USERS],
             )
             explain_nested(conn)
-            conn.execute("set local role service_role")
+            sign_in(conn, "service_role")
             for _ in range(CALLS):
                 with conn.transaction(force_rollback=True):
                     (plan,) = nested_plans(conn, "select * from memory.claim_jobs(array['test_claim_walk'], 'w', 1)",

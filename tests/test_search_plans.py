@@ -25,8 +25,10 @@ from plan_helpers import (
     nested_plans,
     nodes,
     other_users_memories,
+    registered_user,
     rows_read,
     scans_of,
+    sign_in,
 )
 from psycopg.rows import dict_row
 
@@ -43,10 +45,7 @@ SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20
 def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
     conn = psycopg.connect(admin_url, row_factory=dict_row)
     try:
-        owner = conn.execute(
-            "insert into auth.users (id, email) values (gen_random_uuid(), 'search-plans@supamem.test') returning id"
-        ).fetchone()["id"]
-        conn.execute("select memory.register_user(%s)", [owner])
+        owner = registered_user(conn, "search-plans@supamem.test")
         profile = conn.execute(
             "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [owner]
         ).fetchone()["id"]
@@ -63,10 +62,7 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             [conversation, MESSAGES],
         )
         # Other users' history around the owner's, as in any shared database (set-based, triggers off).
-        other = conn.execute(
-            "insert into auth.users (id, email) values (gen_random_uuid(), 'search-plans-other@supamem.test') returning id"
-        ).fetchone()["id"]
-        conn.execute("select memory.register_user(%s)", [other])
+        other = registered_user(conn, "search-plans-other@supamem.test")
         elsewhere = conn.execute("select (memory.create_conversation(p_user_id => %s)).id", [other]).fetchone()["id"]
         conn.execute("set local session_replication_role = replica")
         conn.execute(
@@ -96,9 +92,7 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
         conn.execute("select gin_clean_pending_list('memory.messages_user_search_idx'::regclass)")
         conn.execute("analyze memory.messages, memory.memories, memory_private.search_terms")
         explain_nested(conn)
-        conn.execute("set local role authenticated")
-        conn.execute("select set_config('request.jwt.claims', %s, true)",
-                     [json.dumps({"sub": str(owner), "role": "authenticated"})])
+        sign_in(conn, "authenticated", owner)
         yield conn
     finally:
         conn.rollback()

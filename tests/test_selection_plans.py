@@ -4,9 +4,9 @@ tests/test_memory_plans.py checks the selection against 300,000 memories, where 
 index. A memories table of a few thousand rows is where a plan may instead scan the table: the
 planner expects one row of the profile's (its filters are deliberately not index conditions), so
 scanning every user's memories once per call looks cheap. Here the table holds what the suite left,
-another user's 1,500 memories and one profile's 60, analyzed, and the scoring statement's plans (read through
-auto_explain, tests/plan_helpers.py, past plpgsql's fifth call, custom and generic) never scan the
-table: the service role's read exactly the pool through an index on id; the signed-in owner's, under
+another user's 1,500 memories and one profile's 60, analyzed, and the scoring statement's plans
+(read through auto_explain, tests/plan_helpers.py, past plpgsql's fifth call, custom and generic)
+never scan the table: the service role's read exactly the pool through an index on id; the signed-in owner's, under
 the memories policy, at most the owner's memories. Everything is rolled back.
 """
 
@@ -25,8 +25,10 @@ from plan_helpers import (
     nested_plans,
     nodes,
     other_users_memories,
+    registered_user,
     rows_read,
     scans_of,
+    sign_in,
 )
 from psycopg.rows import dict_row
 
@@ -42,10 +44,7 @@ def owner(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]
     conn = psycopg.connect(admin_url, row_factory=dict_row)
     try:
         other_users_memories(conn, OTHERS)
-        user = conn.execute(
-            "insert into auth.users (id, email) values (gen_random_uuid(), 'selection-plans@supamem.test') returning id"
-        ).fetchone()["id"]
-        conn.execute("select memory.register_user(%s)", [user])
+        user = registered_user(conn, "selection-plans@supamem.test")
         profile = conn.execute(
             "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
         ).fetchone()["id"]
@@ -74,15 +73,6 @@ def owner(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]
         # ANALYZE wrote pg_class counts that include the rolled back rows.
         with psycopg.connect(admin_url, autocommit=True) as again:
             again.execute("vacuum (analyze) memory.memories")
-
-
-def sign_in(conn: psycopg.Connection, role: str, user: Any) -> None:
-    conn.execute(f"set local role {role}")
-    if role == "authenticated":
-        conn.execute(
-            "select set_config('request.jwt.claims', %s, true)",
-            [json.dumps({"sub": str(user), "role": "authenticated"})],
-        )
 
 
 @pytest.mark.parametrize("role", ["service_role", "authenticated"], ids=["service-role", "owner"])
@@ -121,10 +111,10 @@ def test_the_lift_is_looked_up_per_scored_memory(owner) -> None:
     with conn.transaction(force_rollback=True):
         sign_in(conn, "service_role", cast["user"])
         plans = [plan for _ in range(CALLS) for plan in nested_plans(conn, call, [cast["user"]], "with scored as")]
+    types = conn.execute("select count(*) as n from memory.memory_types").fetchone()["n"]
     for plan in plans:
         read = sum(rows_read(scan) for scan in scans_of(plan, "memories"))
         assert read == MEMORIES, json.dumps(plan)
         compared = sum(n.get("Rows Removed by Join Filter", 0) for n in nodes(plan))
         # At most the memory types each scored memory is not of.
-        types = conn.execute("select count(*) as n from memory.memory_types").fetchone()["n"]
         assert compared <= (types - 1) * read, json.dumps(plan)
