@@ -1,12 +1,12 @@
-"""Queueing a job again finds it by its key, however many other jobs have finished; a claim walks
-the users waiting on the kinds it takes, however many wait on others.
+"""Queueing a job again finds it by its key, however many other jobs have finished; a claim reads the
+users it serves, however many wait.
 
 memory_private.enqueue with p_replace puts a finished or dead job of the same key back in the queue;
 a new memory asks it for its user's embed job, which is most often still queued. The update runs
 inside plpgsql, so its plans are read through auto_explain (tests/plan_helpers.py), past plpgsql's
 fifth call: with 1,000 finished jobs of another kind in the table, each call reads the one job of
-its key. A claim of one kind, with 300 users waiting on another, walks none of them (it walked every
-user with queued work). Everything is rolled back.
+its key. A claim reads the users it serves from memory_private.job_waiters, whatever the number
+waiting on its kind or on others (it probed every user waiting). Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, nested_plans, nodes, rows_read, scans_of, sign_in
+from plan_helpers import CALLS, explain_nested, nested_plans, rows_read, scans_of, sign_in
 from psycopg.rows import dict_row
 
 FINISHED = 1000
-#: Users waiting on another kind than the claim takes.
-OTHER_USERS = 300
+#: Users waiting on the kind the claim takes, and as many on another.
+WAITING = 300
 
 
 @pytest.fixture
@@ -56,28 +56,32 @@ def test_a_job_is_queued_again_through_its_key(finished_jobs) -> None:
     assert status.fetchone()["status"] == "queued"
 
 
-def test_a_claim_walks_only_the_users_waiting_on_its_kinds(admin_url: str) -> None:
+def test_a_claim_reads_the_users_it_serves(admin_url: str) -> None:
     with psycopg.connect(admin_url, row_factory=dict_row) as conn:
         try:
+            # WAITING users with a job of the claimed kind, queued a second apart, and as many with
+            # a job of another kind.
             conn.execute(
                 "with u as (insert into memory.users (external_id)"
-                " select format('claim-walk-%%s', i) from generate_series(0, %s) as i returning id, external_id)"
-                " insert into memory_private.jobs (kind, payload, user_id, max_attempts)"
-                " select case when u.external_id = 'claim-walk-0' then 'test_claim_walk' else 'title' end, '{}', u.id, 5"
-                " from u",
-                [OTHER_USERS],
+                " select format('claim-read-%%s', i) from generate_series(1, %s) as i returning id, external_id)"
+                " insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                " select k.kind, '{}', u.id, 5, now() - interval '1 hour' + split_part(u.external_id, '-', 3)::integer"
+                " * interval '1 second' from u cross join (values ('test_claim_read'), ('title')) as k (kind)",
+                [WAITING],
             )
             explain_nested(conn)
             sign_in(conn, "service_role")
-            for _ in range(CALLS):
+            for limit in (1, 4):
                 with conn.transaction(force_rollback=True):
-                    (plan,) = nested_plans(conn, "select * from memory.claim_jobs(array['test_claim_walk'], 'w', 1)",
-                                           [], "with recursive waiting")
-                    (walk,) = [n for n in nodes(plan) if n["Node Type"] == "Recursive Union"]
-                    # The one user waiting on the kind, and the probe past them.
-                    assert walk["Actual Rows"] <= 2, json.dumps(plan)
-                    claimed = conn.execute("select kind from memory_private.jobs where status = 'running'"
-                                           " and worker = 'w'").fetchall()
-                    assert [row["kind"] for row in claimed] == ["test_claim_walk"]
+                    (plan,) = nested_plans(conn, "select * from memory.claim_jobs(array['test_claim_read'], 'w', %s)",
+                                           [limit], "from memory_private.job_waiters as x")
+                    # The first batch of users (the limit and 8), never every user waiting.
+                    assert sum(rows_read(scan) for scan in scans_of(plan, "job_waiters")) <= limit + 8, json.dumps(plan)
+                    claimed = conn.execute("select j.kind, u.external_id from memory_private.jobs as j"
+                                           " join memory.users as u on u.id = j.user_id"
+                                           " where j.status = 'running' and j.worker = 'w' order by j.run_after").fetchall()
+                    # The users who waited longest, one job each.
+                    assert [(r["kind"], r["external_id"]) for r in claimed] == [
+                        ("test_claim_read", f"claim-read-{i}") for i in range(1, limit + 1)]
         finally:
             conn.rollback()

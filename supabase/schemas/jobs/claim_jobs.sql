@@ -3,8 +3,9 @@
 -- recently served first, so one user's backlog never makes everyone else wait. p_user_ids keeps a
 -- worker to some users' work (a tenant's dedicated worker, a demo). A worker that takes
 -- extractions first turns the turns' notes into jobs (memory_private.queue_pending_extractions),
--- so a question is claimable as soon as a worker asks. Generic plans: plpgsql's own choice planned the
--- search for waiting users again on every claim (about 360 us, four times its run).
+-- so a question is claimable as soon as a worker asks. The users come in that order from
+-- memory_private.job_waiters, a batch at a time, so a claim reads the users it serves, not every
+-- user waiting. Generic plans: plpgsql's own choice planned the claim's reads again on every call.
 create function memory.claim_jobs(
     p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null,
     p_user_ids uuid[] default null
@@ -16,10 +17,16 @@ set plan_cache_mode = force_generic_plan
 as $$
 declare
     v_users uuid[];
-    v_anyone boolean;
+    -- Round one's users: those who had a job, in order, and those who had none due.
+    v_served uuid[] := '{}';
+    v_idle uuid[] := '{}';
+    v_batch integer := p_limit + 8;
+    v_more boolean := false;
+    v_anyone boolean := p_user_ids is null;
     v_claimed bigint[] := '{}';
     v_id bigint;
-    v_progress boolean;
+    v_progress boolean := false;
+    v_round integer := 1;
 begin
     if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
         or p_lease <= interval '0' then
@@ -29,58 +36,57 @@ begin
     if 'extract' = any(p_kinds) then
         perform memory_private.queue_pending_extractions();
     end if;
-    -- The users with due work of these kinds, least recently served first. The walk goes from user
-    -- to user through the queued jobs of each kind asked for (one probe a user and kind): walking the
-    -- users with queued work of any kind made a backlog of one kind slow every claim of the others.
-    with recursive waiting (kind, user_id) as (
-        select k.kind, (
-            select j.user_id from memory_private.jobs as j
-            where j.status = 'queued' and j.kind = k.kind and j.user_id is not null
-            order by j.user_id limit 1
-        )
-        from unnest(p_kinds) as k (kind)
-        where p_user_ids is null
-        union all
-        select w.kind, (
-            select j.user_id from memory_private.jobs as j
-            where j.status = 'queued' and j.kind = w.kind and j.user_id > w.user_id
-            order by j.user_id limit 1
-        )
-        from waiting as w
-        where w.user_id is not null
-    ),
-    candidates as (
-        select w.user_id from waiting as w where w.user_id is not null
-        union
-        select u.user_id from unnest(p_user_ids) as u (user_id) where u.user_id is not null
-    )
-    select array_agg(c.user_id order by s.last_served nulls first, h.first_due, c.user_id)
-    into v_users
-    from candidates as c
-    cross join lateral (
-        select min(j.run_after) as first_due from memory_private.jobs as j
-        where j.status = 'queued' and j.user_id = c.user_id and j.run_after <= now() and j.kind = any(p_kinds)
-    ) as h
-    cross join lateral (
-        select max(j.started_at) as last_served from memory_private.jobs as j
-        where j.user_id = c.user_id and j.started_at is not null
-    ) as s
-    where h.first_due is not null;
-    v_users := coalesce(v_users, '{}');
-    v_anyone := p_user_ids is null;
-    -- Rounds: one job per user (and one without a user) per round, until the limit or no more.
+    -- Rounds: one job per user with due work (and one without a user) per round, until the limit
+    -- or no more. Round one reads the users least recently served first, then by their oldest due
+    -- job, a batch at a time: the next batch (four times larger) only when the users read fell
+    -- short of the limit and more are waiting. Later rounds go through the users round one served.
     loop
-        v_progress := false;
+        if v_round = 1 then
+            select coalesce(array_agg(c.user_id order by c.last_served nulls first, c.first_due, c.user_id), '{}'),
+                coalesce(bool_or(c.unread), false)
+            into v_users, v_more
+            from (
+                select w.user_id, min(w.last_served) as last_served, min(w.first_due) as first_due,
+                    bool_or(w.batch_full) as unread
+                from (
+                    select b.user_id, b.last_served, b.first_due,
+                        count(*) over (partition by b.kind) = v_batch as batch_full
+                    from unnest(p_kinds) as k (kind)
+                    cross join lateral (
+                        select x.user_id, x.kind, x.last_served, x.first_due
+                        from memory_private.job_waiters as x
+                        where x.kind = k.kind and x.first_due <= now()
+                        order by x.last_served nulls first, x.first_due, x.user_id
+                        limit v_batch
+                    ) as b
+                    where p_user_ids is null
+                    union all
+                    select x.user_id, x.last_served, x.first_due, false
+                    from memory_private.job_waiters as x
+                    where x.user_id = any(p_user_ids) and x.kind = any(p_kinds) and x.first_due <= now()
+                ) as w
+                group by w.user_id
+            ) as c;
+        else
+            v_users := v_served;
+        end if;
         for i in 1..cardinality(v_users) + 1 loop
             exit when cardinality(v_claimed) >= p_limit;
             if i <= cardinality(v_users) then
+                -- A batch read again holds the users read before it.
+                continue when v_round = 1 and (v_users[i] = any(v_served) or v_users[i] = any(v_idle));
                 select j.id into v_id from memory_private.jobs as j
                 where j.status = 'queued' and j.user_id = v_users[i] and j.run_after <= now()
                     and j.kind = any(p_kinds) and j.id <> all(v_claimed)
                 order by j.run_after, j.id
                 limit 1
                 for update skip locked;
-            elsif v_anyone then
+                if v_round = 1 and v_id is null then
+                    v_idle := v_idle || v_users[i];
+                elsif v_round = 1 then
+                    v_served := v_served || v_users[i];
+                end if;
+            elsif v_anyone and not v_more then
                 select j.id into v_id from memory_private.jobs as j
                 where j.status = 'queued' and j.user_id is null and j.run_after <= now()
                     and j.kind = any(p_kinds) and j.id <> all(v_claimed)
@@ -95,8 +101,19 @@ begin
                 v_progress := true;
             end if;
         end loop;
-        exit when not v_progress or cardinality(v_claimed) >= p_limit;
+        exit when cardinality(v_claimed) >= p_limit;
+        if v_more then
+            v_batch := v_batch * 4;
+        else
+            exit when not v_progress;
+            v_round := v_round + 1;
+            v_progress := false;
+        end if;
     end loop;
+    -- A user read as waiting with nothing due has a row behind their jobs: work it out again.
+    if cardinality(v_idle) > 0 then
+        perform memory_private.refresh_job_waiters(v_idle, array_fill(null::text, array[cardinality(v_idle)]));
+    end if;
     return query
     update memory_private.jobs as j
     set status = 'running', attempts = j.attempts + 1, worker = p_worker, started_at = now(),

@@ -41,8 +41,8 @@ where kind = 'extract' and status in ('queued', 'running');
 
 create index jobs_queued_by_user_idx on memory_private.jobs (user_id, run_after, id) where status = 'queued';
 
--- A claim's walk from user to user through the queued jobs of each kind it takes.
-create index jobs_queued_kind_user_idx on memory_private.jobs (kind, user_id) where status = 'queued';
+-- A user's earliest queued job of a kind (memory_private.job_waiters).
+create index jobs_queued_kind_user_idx on memory_private.jobs (kind, user_id, run_after) where status = 'queued';
 
 create index jobs_user_started_idx on memory_private.jobs (user_id, started_at) where started_at is not null;
 

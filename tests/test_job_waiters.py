@@ -1,0 +1,181 @@
+"""memory_private.job_waiters says what the jobs say, whatever the order of the queue's operations,
+and no job is left without its waiting row when a claim and a writer touch one user at once.
+
+A statement that may queue work waits for the user's rows and works them out once it holds them, so
+it counts a claim that committed meanwhile; a claim skips rows a writer holds and never waits on it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from psycopg.rows import dict_row
+
+KIND = "test_waiters_race"
+KINDS = ("test_waiters_a", "test_waiters_b")
+
+EXPECTED = """
+select w.kind, w.first_due, w.last_served,
+    (select min(j.run_after) from memory_private.jobs as j
+     where j.status = 'queued' and j.user_id = w.user_id and j.kind = w.kind) as jobs_first_due,
+    (select max(j.started_at) from memory_private.jobs as j where j.user_id = w.user_id) as jobs_last_served
+from memory_private.job_waiters as w
+where w.user_id = any(%(users)s)
+"""
+
+UNSEEN = """
+select j.user_id, j.kind from memory_private.jobs as j
+where j.status = 'queued' and j.user_id = any(%(users)s)
+except
+select w.user_id, w.kind from memory_private.job_waiters as w where w.first_due is not null
+"""
+
+
+def _users(conn: psycopg.Connection, count: int, label: str) -> list:
+    return [row["id"] for row in conn.execute(
+        "insert into memory.users (external_id) select format('waiters-%%s-%%s-%%s', %s::text, i, gen_random_uuid())"
+        " from generate_series(1, %s) as i returning id", [label, count]).fetchall()]
+
+
+def _agrees(conn: psycopg.Connection, users: list) -> None:
+    for row in conn.execute(EXPECTED, {"users": users}).fetchall():
+        assert (row["first_due"], row["last_served"]) == (row["jobs_first_due"], row["jobs_last_served"]), row
+    assert conn.execute(UNSEEN, {"users": users}).fetchall() == []
+
+
+@pytest.fixture
+def admin(admin_url: str) -> Iterator[psycopg.Connection]:
+    conn = psycopg.connect(admin_url, row_factory=dict_row)
+    try:
+        yield conn
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+operation = st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 1), st.sampled_from(KINDS), st.integers(-3, 3)),
+    st.tuples(st.just("claim"), st.sampled_from([KINDS[:1], KINDS[1:], KINDS]), st.integers(1, 3)),
+    st.tuples(st.just("complete"), st.integers(0, 5)),
+    st.tuples(st.just("fail"), st.integers(0, 5), st.booleans()),
+    st.tuples(st.just("defer"), st.integers(0, 5)),
+    st.tuples(st.just("release"), st.integers(0, 5)),
+    st.tuples(st.just("requeue"), st.integers(0, 5)),
+    st.tuples(st.just("delete"), st.integers(0, 5)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=st.lists(operation, min_size=1, max_size=14))
+def test_the_rows_say_what_the_jobs_say(admin: psycopg.Connection, operations) -> None:
+    with admin.transaction(force_rollback=True):
+        users = _users(admin, 2, "property")
+
+        def running(n: int):
+            rows = admin.execute("select id from memory_private.jobs where user_id = any(%s) and status = 'running'"
+                                 " order by id", [users]).fetchall()
+            return rows[n % len(rows)]["id"] if rows else None
+
+        for op in operations:
+            name, *args = op
+            if name == "add":
+                admin.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                              " values (%s, '{}', %s, 5, now() + %s * interval '1 minute')",
+                              [args[1], users[args[0]], args[2]])
+            elif name == "claim":
+                admin.execute("select * from memory.claim_jobs(%s, 'w', %s, null, %s)",
+                              [list(args[0]), args[1], users]).fetchall()
+            elif name == "requeue":
+                admin.execute("update memory_private.jobs set status = 'queued', run_after = now(), started_at = null"
+                              " where id = (select id from memory_private.jobs where user_id = any(%s)"
+                              " and status = 'done' order by id offset %s limit 1)", [users, args[0]])
+            elif name == "delete":
+                admin.execute("delete from memory_private.jobs where id = (select id from memory_private.jobs"
+                              " where user_id = any(%s) and status = 'queued' order by id offset %s limit 1)",
+                              [users, args[0]])
+            elif (job := running(args[0])) is not None:
+                if name == "complete":
+                    admin.execute("select memory.complete_job(%s, 'w')", [job])
+                elif name == "fail":
+                    admin.execute("select memory.fail_job(%s, 'w', 'boom', %s)", [job, "0 seconds" if args[1] else None])
+                elif name == "defer":
+                    admin.execute("select memory.defer_job(%s, 'w', interval '1 minute')", [job])
+                else:
+                    admin.execute("select memory.release_job(%s, 'w')", [job])
+            _agrees(admin, users)
+
+
+def _waiting_on_a_lock(observer: psycopg.Connection, pid: int) -> bool:
+    row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
+    return row is not None and row["wait_event_type"] == "Lock"
+
+
+def test_a_job_queued_while_a_claim_takes_the_users_last_is_waited_on(admin_url: str) -> None:
+    """The claim holds the user's row; the insert waits, then counts the claim's commit."""
+    with psycopg.connect(admin_url, row_factory=dict_row, autocommit=True) as observer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as claimer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as writer:
+        (user,) = _users(observer, 1, "race")
+        try:
+            observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                             " values (%s, '{}', %s, 5, now() - interval '1 hour')", [KIND, user])
+            (taken,) = claimer.execute("select id from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+            pid = writer.execute("select pg_backend_pid() as pid").fetchone()["pid"]
+            done = threading.Event()
+
+            def queue() -> None:
+                writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                               " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, user])
+                writer.commit()
+                done.set()
+
+            thread = threading.Thread(target=queue)
+            thread.start()
+            deadline = time.monotonic() + 30
+            while not _waiting_on_a_lock(observer, pid):
+                assert not done.is_set(), "the insert worked the row out under the claim's lock"
+                assert time.monotonic() < deadline, "the insert never waited for the claim's row"
+            claimer.commit()
+            thread.join(30)
+            assert done.is_set()
+            _agrees(observer, [user])
+            (row,) = observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
+                                      [user]).fetchall()
+            assert row["first_due"] is not None
+            (second,) = observer.execute("select id, payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+            assert second["id"] != taken["id"] and second["payload"] == {"n": 2}
+        finally:
+            observer.execute("delete from memory.users where id = %s", [user])
+
+
+def test_a_claim_never_waits_for_a_writer(admin_url: str) -> None:
+    """A writer holds the user's row (queued, not committed); a claim of their other job goes on
+    without it, and the row it leaves unwritten still says the user waits."""
+    with psycopg.connect(admin_url, row_factory=dict_row, autocommit=True) as observer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as claimer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as writer:
+        (user,) = _users(observer, 1, "skip")
+        try:
+            observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                             " values (%s, '{\"n\": 1}', %s, 5, now() - interval '1 hour')", [KIND, user])
+            writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                           " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, user])
+            claimer.execute("set local lock_timeout = '5s'")
+            (first,) = claimer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+            assert first["payload"] == {"n": 1}
+            claimer.commit()
+            writer.commit()
+            (row,) = observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
+                                      [user]).fetchall()
+            assert row["first_due"] is not None
+            (second,) = observer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+            assert second["payload"] == {"n": 2}
+            _agrees(observer, [user])
+        finally:
+            observer.execute("delete from memory.users where id = %s", [user])
