@@ -9,6 +9,10 @@ timed run. One user per job keeps every job under the per-user extraction rate l
 (60 a minute). The loopback server computes the offline provider's answer and sleeps the rest of
 200 ms, so with the LLM as the only bottleneck a worker at concurrency c does c / 0.2 s jobs a
 second; efficiency is measured / that ideal.
+
+Then a claim's cost against the number of users waiting: one queued `summarize_week` job for each
+of 500, 5,000 and 50,000 users (as a weekly summary run leaves them), a claim of 1 and of 16 jobs
+timed as the service role, each rolled back so the same users keep waiting.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import data
-from .common import Timer, admin, bench_url, log, one, pick
+from .common import Timer, admin, bench_url, log, one, pick, service
 from .stats import summarize
 
 LLM_DELAY = 0.200
@@ -133,6 +137,32 @@ def _run_level(provider: str, concurrency: int, jobs: int, base_url: str | None)
     return entry
 
 
+def _claims_against_waiting() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    waiting = 0
+    with admin() as conn, service(autocommit=False) as svc:
+        for count in pick((100, 1000), (500, 5000, 50000)):
+            conn.execute(
+                "with u as (insert into memory.users (external_id) select format('claims-waiting-%%s', i)"
+                " from generate_series(%s, %s - 1) as i returning id)"
+                " insert into memory_private.jobs (kind, payload, user_id, max_attempts) select 'summarize_week', '{}', u.id, 5"
+                " from u", (waiting, count))
+            conn.execute("analyze memory_private.jobs, memory_private.job_waiters")
+            waiting = count
+            for limit in (1, 16):
+                samples = []
+                for _ in range(pick(20, 60)):
+                    t0 = time.perf_counter_ns()
+                    svc.execute("select * from memory.claim_jobs(array['summarize_week'], 'bench-claims', %s)",
+                                (limit,)).fetchall()
+                    samples.append(time.perf_counter_ns() - t0)
+                    svc.rollback()
+                rows.append({"waiting": count, "limit": limit, **summarize(samples[5:])})
+                log(f"jobs: claim of {limit} with {count} users waiting: p50 {rows[-1]['p50_us']} us")
+        conn.execute("delete from memory.users where external_id like 'claims-waiting-%'")
+    return rows
+
+
 def run() -> dict[str, Any]:
     try:
         from jobs.offline import OfflineProvider  # noqa: F401 - the worker and provider must import
@@ -158,4 +188,5 @@ def run() -> dict[str, Any]:
         server.terminate()  # the process started above, by its own handle
         server.join(timeout=10)
     out["loopback_server"] = "ThreadingHTTPServer in its own process (no GIL shared with the worker)"
+    out["claims"] = _claims_against_waiting()
     return out

@@ -561,6 +561,18 @@ def _jobs(w: dict[str, Any], summary: list[str]) -> list[str]:
     summary.append(f"| 7 | worker scales with concurrency until the LLM (200 ms) is the bottleneck | loopback efficiency "
                    f"{', '.join(str(lv['efficiency']) for lv in loop)} at c=1/4/16; offline "
                    f"{', '.join(str(lv['jobs_per_second']) for lv in off)} jobs/s | {_verdict(ok)} | 10 |")
+    if w.get("claims"):
+        claims = w["claims"]
+        out += ["A claim against the number of users waiting (one queued `summarize_week` job each, as a weekly summary "
+                "run leaves them; each claim rolled back, so the same users keep waiting):", "",
+                "| users waiting | claim of 1: p50 / p95 | claim of 16: p50 / p95 |", "| ---: | ---: | ---: |"]
+        for count in sorted({c["waiting"] for c in claims}):
+            cells = [f"{_fmt_us(c['p50_us'])} / {_fmt_us(c['p95_us'])}" for c in claims if c["waiting"] == count]
+            out.append(f"| {count:,} | " + " | ".join(cells) + " |")
+        first, last = (min(claims, key=lambda c: (c["waiting"], c["limit"])),
+                       max(claims, key=lambda c: (c["waiting"], -c["limit"])))
+        out += ["", f"A claim of one job costs {last['p50_us'] / first['p50_us']:.2f}x at {last['waiting']:,} users "
+                f"waiting what it costs at {first['waiting']:,} (finding 10).", ""]
     plot = _plot("jobs_throughput", lambda ax: _draw_jobs(ax, w["levels"]))
     if plot:
         out += [f"![extraction jobs per second against concurrency]({plot})", ""]

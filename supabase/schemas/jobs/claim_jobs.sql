@@ -112,7 +112,7 @@ begin
     end loop;
     -- A user read as waiting with nothing due has a row behind their jobs: work it out again.
     if cardinality(v_idle) > 0 then
-        perform memory_private.refresh_job_waiters(v_idle, array_fill(null::text, array[cardinality(v_idle)]));
+        perform memory_private.refresh_job_waiters(v_idle);
     end if;
     return query
     update memory_private.jobs as j

@@ -136,13 +136,13 @@ select results_eq(
 select tests.authenticate_as_anon();
 select throws_ok($$select * from memory_private.job_waiters$$, '42501', null, 'anon cannot read the waiting users');
 select throws_ok(
-    $$select memory_private.refresh_job_waiters(array[gen_random_uuid()], array['test_jw_kind'])$$,
+    $$select memory_private.refresh_job_waiters(array[gen_random_uuid()])$$,
     '42501', null, 'nor make the kit write them'
 );
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok($$select * from memory_private.job_waiters$$, '42501', null, 'a signed-in user cannot read them');
 select throws_ok(
-    $$select memory_private.refresh_job_waiters(array[gen_random_uuid()], array['test_jw_kind'])$$,
+    $$select memory_private.refresh_job_waiters(array[gen_random_uuid()])$$,
     '42501', null, 'nor make the kit write them'
 );
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
