@@ -6,7 +6,8 @@ a new memory asks it for its user's embed job, which is most often still queued.
 inside plpgsql, so its plans are read through auto_explain (tests/plan_helpers.py), past plpgsql's
 fifth call: with 1,000 finished jobs of another kind in the table, each call reads the one job of
 its key. A claim reads the users it serves from memory_private.job_waiters, whatever the number
-waiting on its kind or on others (it probed every user waiting). Everything is rolled back.
+waiting on its kind or on others (it probed every user waiting). job_stats reads the queue and the
+last hour, not the finished jobs kept (it read them all). Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from psycopg.rows import dict_row
 FINISHED = 1000
 #: Users waiting on the kind the claim takes, and as many on another.
 WAITING = 300
+#: Finished jobs kept for job_retention, which job_stats does not read.
+HISTORY = 10000
 
 
 @pytest.fixture
@@ -83,5 +86,29 @@ def test_a_claim_reads_the_users_it_serves(admin_url: str) -> None:
                     # The users who waited longest, one job each.
                     assert [(r["kind"], r["external_id"]) for r in claimed] == [
                         ("test_claim_read", f"claim-read-{i}") for i in range(1, limit + 1)]
+        finally:
+            conn.rollback()
+
+
+def test_job_stats_reads_the_queue_not_the_history(admin_url: str) -> None:
+    """The finished jobs kept for job_retention (here 10,000, finished two days ago) are never read:
+    each figure comes from its own part of the queue, through its index."""
+    with psycopg.connect(admin_url, row_factory=dict_row) as conn:
+        try:
+            conn.execute(
+                "insert into memory_private.jobs (kind, payload, status, max_attempts, created_at, started_at, finished_at)"
+                " select 'test_stats_history', '{}', 'done', 5, now() - interval '2 days', now() - interval '2 days',"
+                " now() - interval '2 days' from generate_series(1, %s)", [HISTORY])
+            conn.execute("analyze memory_private.jobs")
+            reported = conn.execute(
+                "select count(*) as n from memory_private.jobs where status in ('queued', 'running', 'dead')"
+                " or finished_at > now() - interval '1 hour' or failed_at > now() - interval '1 hour'").fetchone()["n"]
+            (row,) = conn.execute("explain (analyze, format json) select * from memory_private.job_stats").fetchone().values()
+            plan = row[0]["Plan"]
+            read = sum(rows_read(scan) for scan in scans_of(plan, "jobs"))
+            # Each part at most once (a job finished in the last hour may also have failed in it).
+            assert read <= 2 * reported, json.dumps(plan)
+            assert conn.execute("select count(*) as n from memory.job_stats() where kind = 'test_stats_history'"
+                                ).fetchone()["n"] == 0
         finally:
             conn.rollback()

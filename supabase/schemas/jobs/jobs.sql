@@ -34,6 +34,11 @@ create index jobs_leased_idx on memory_private.jobs (leased_until) where status 
 
 create index jobs_finished_idx on memory_private.jobs (finished_at) where status in ('done', 'dead');
 
+-- job_stats' dead jobs and failures of the last hour, few against the finished jobs kept.
+create index jobs_dead_idx on memory_private.jobs (kind) where status = 'dead';
+
+create index jobs_failed_idx on memory_private.jobs (failed_at) where failed_at is not null;
+
 create index jobs_user_id_idx on memory_private.jobs (user_id);
 
 create index jobs_pending_extractions_idx on memory_private.jobs (user_id, status, run_after)
