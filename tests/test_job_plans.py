@@ -7,7 +7,8 @@ inside plpgsql, so its plans are read through auto_explain (tests/plan_helpers.p
 fifth call: with 1,000 finished jobs of another kind in the table, each call reads the one job of
 its key. A claim reads the users it serves from memory_private.job_waiters, whatever the number
 waiting on its kind or on others (it probed every user waiting). job_stats reads the queue and the
-last hour, not the finished jobs kept (it read them all). Everything is rolled back.
+last hour, not the finished jobs kept (it read them all). An embed batch stores the vectors of the
+memories it names by id (it read every memory of the user). Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -110,5 +111,37 @@ def test_job_stats_reads_the_queue_not_the_history(admin_url: str) -> None:
             assert read <= 2 * reported, json.dumps(plan)
             assert conn.execute("select count(*) as n from memory.job_stats() where kind = 'test_stats_history'"
                                 ).fetchone()["n"] == 0
+        finally:
+            conn.rollback()
+
+
+def test_an_embed_batch_stores_memory_vectors_by_id(admin_url: str) -> None:
+    """A batch names a few of its user's 1,000 memories; storing their vectors reads those, not
+    every memory of the user."""
+    with psycopg.connect(admin_url, row_factory=dict_row) as conn:
+        try:
+            user = conn.execute("select memory.user_id_for('plans-embed-' || gen_random_uuid()) as id").fetchone()["id"]
+            conn.execute("set local session_replication_role = replica")
+            memories = [row["id"] for row in conn.execute(
+                "with p as (insert into memory.profiles (user_id, is_primary) values (%s, true) returning id)"
+                " insert into memory.memories (user_id, profile_id, content, type, confidence)"
+                " select %s, p.id, format('memory number %%s of a long profile', i), 'fact', 0.5"
+                " from p cross join generate_series(1, 1000) as i returning id", [user, user]).fetchall()]
+            conn.execute("set local session_replication_role = origin")
+            conn.execute("analyze memory.memories")
+            conn.execute("select memory.set_embedding_model('test-plans-2d', 2)")
+            job = conn.execute(
+                "insert into memory_private.jobs (kind, payload, user_id, max_attempts, status, worker, leased_until,"
+                " started_at) values ('embed', '{}', %s, 5, 'running', 'w', now() + interval '1 minute', now())"
+                " returning id", [user]).fetchone()["id"]
+            items = [{"kind": "memory", "id": str(m), "embedding": [1, 0]} for m in memories[:3]]
+            items.append({"kind": "memory", "id": "not-a-uuid", "embedding": [0, 1]})
+            explain_nested(conn)
+            (plan,) = nested_plans(conn, "select memory.finish_embeddings(%s, 'w', 'test-plans-2d', %s)",
+                                   [job, json.dumps(items)], "insert into memory_private.memory_embeddings")
+            assert sum(rows_read(scan) for scan in scans_of(plan, "memories")) <= len(items), json.dumps(plan)
+            stored = conn.execute("select count(*) as n from memory_private.memory_embeddings where user_id = %s",
+                                  [user]).fetchone()["n"]
+            assert stored == 3
         finally:
             conn.rollback()

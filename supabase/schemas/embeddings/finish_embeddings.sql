@@ -64,11 +64,21 @@ begin
                 and n.message_id not in (select c.id from changed as c)
         )
         select count(*)::integer into v_stored from stored;
+        -- Memories by id (an id that is no uuid names none): compared as text, every memory of the
+        -- user was read for each batch.
         insert into memory_private.memory_embeddings as e (memory_id, user_id, model, embedding)
-        select mm.id, mm.user_id, p_model, (i.item ->> 'embedding')::extensions.vector
-        from jsonb_array_elements(p_items) as i (item)
-        join memory.memories as mm on mm.id::text = i.item ->> 'id' and mm.user_id = v_job.user_id
-        where i.item ->> 'kind' = 'memory' and (i.item ->> 'version' is null or i.item ->> 'version' = md5(mm.content))
+        select mm.id, mm.user_id, p_model, x.embedding::extensions.vector
+        from (
+            select
+                case when i.item ->> 'id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                    then (i.item ->> 'id')::uuid end as id,
+                i.item ->> 'version' as version,
+                i.item ->> 'embedding' as embedding
+            from jsonb_array_elements(p_items) as i (item)
+            where i.item ->> 'kind' = 'memory'
+        ) as x
+        join memory.memories as mm on mm.id = x.id and mm.user_id = v_job.user_id
+        where x.version is null or x.version = md5(mm.content)
         on conflict (memory_id) do update
         set model = excluded.model, embedding = excluded.embedding, created_at = now();
         get diagnostics v_memories = row_count;
