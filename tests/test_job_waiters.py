@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import psycopg
 import pytest
@@ -111,71 +112,81 @@ def test_the_rows_say_what_the_jobs_say(admin: psycopg.Connection, operations) -
             _agrees(admin, users)
 
 
+@dataclass
+class Race:
+    """Three sessions on one user's jobs: an autocommit observer, a claimer and a writer."""
+
+    observer: psycopg.Connection
+    claimer: psycopg.Connection
+    writer: psycopg.Connection
+    user: object
+
+
+@pytest.fixture
+def race(admin_url: str, request: pytest.FixtureRequest) -> Iterator[Race]:
+    with psycopg.connect(admin_url, row_factory=dict_row, autocommit=True) as observer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as claimer, \
+            psycopg.connect(admin_url, row_factory=dict_row) as writer:
+        (user,) = _users(observer, 1, request.node.name)
+        try:
+            yield Race(observer, claimer, writer, user)
+        finally:
+            claimer.rollback()
+            writer.rollback()
+            observer.execute("delete from memory.users where id = %s", [user])
+
+
 def _waiting_on_a_lock(observer: psycopg.Connection, pid: int) -> bool:
     row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
     return row is not None and row["wait_event_type"] == "Lock"
 
 
-def test_a_job_queued_while_a_claim_takes_the_users_last_is_waited_on(admin_url: str) -> None:
+def test_a_job_queued_while_a_claim_takes_the_users_last_is_waited_on(race: Race) -> None:
     """The claim holds the user's row; the insert waits, then counts the claim's commit."""
-    with psycopg.connect(admin_url, row_factory=dict_row, autocommit=True) as observer, \
-            psycopg.connect(admin_url, row_factory=dict_row) as claimer, \
-            psycopg.connect(admin_url, row_factory=dict_row) as writer:
-        (user,) = _users(observer, 1, "race")
-        try:
-            observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                             " values (%s, '{}', %s, 5, now() - interval '1 hour')", [KIND, user])
-            (taken,) = claimer.execute("select id from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
-            pid = writer.execute("select pg_backend_pid() as pid").fetchone()["pid"]
-            done = threading.Event()
+    race.observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                          " values (%s, '{}', %s, 5, now() - interval '1 hour')", [KIND, race.user])
+    (taken,) = race.claimer.execute("select id from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+    pid = race.writer.execute("select pg_backend_pid() as pid").fetchone()["pid"]
+    done = threading.Event()
 
-            def queue() -> None:
-                writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                               " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, user])
-                writer.commit()
-                done.set()
+    def queue() -> None:
+        race.writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                            " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, race.user])
+        race.writer.commit()
+        done.set()
 
-            thread = threading.Thread(target=queue)
-            thread.start()
-            deadline = time.monotonic() + 30
-            while not _waiting_on_a_lock(observer, pid):
-                assert not done.is_set(), "the insert worked the row out under the claim's lock"
-                assert time.monotonic() < deadline, "the insert never waited for the claim's row"
-            claimer.commit()
-            thread.join(30)
-            assert done.is_set()
-            _agrees(observer, [user])
-            (row,) = observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
-                                      [user]).fetchall()
-            assert row["first_due"] is not None
-            (second,) = observer.execute("select id, payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
-            assert second["id"] != taken["id"] and second["payload"] == {"n": 2}
-        finally:
-            observer.execute("delete from memory.users where id = %s", [user])
+    thread = threading.Thread(target=queue)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not _waiting_on_a_lock(race.observer, pid):
+        assert not done.is_set(), "the insert worked the row out under the claim's lock"
+        assert time.monotonic() < deadline, "the insert never waited for the claim's row"
+    race.claimer.commit()
+    thread.join(30)
+    assert done.is_set()
+    _agrees(race.observer, [race.user])
+    (row,) = race.observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
+                                   [race.user]).fetchall()
+    assert row["first_due"] is not None
+    (second,) = race.observer.execute("select id, payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+    assert second["id"] != taken["id"] and second["payload"] == {"n": 2}
 
 
-def test_a_claim_never_waits_for_a_writer(admin_url: str) -> None:
+def test_a_claim_never_waits_for_a_writer(race: Race) -> None:
     """A writer holds the user's row (queued, not committed); a claim of their other job goes on
     without it, and the row it leaves unwritten still says the user waits."""
-    with psycopg.connect(admin_url, row_factory=dict_row, autocommit=True) as observer, \
-            psycopg.connect(admin_url, row_factory=dict_row) as claimer, \
-            psycopg.connect(admin_url, row_factory=dict_row) as writer:
-        (user,) = _users(observer, 1, "skip")
-        try:
-            observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                             " values (%s, '{\"n\": 1}', %s, 5, now() - interval '1 hour')", [KIND, user])
-            writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                           " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, user])
-            claimer.execute("set local lock_timeout = '5s'")
-            (first,) = claimer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
-            assert first["payload"] == {"n": 1}
-            claimer.commit()
-            writer.commit()
-            (row,) = observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
-                                      [user]).fetchall()
-            assert row["first_due"] is not None
-            (second,) = observer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
-            assert second["payload"] == {"n": 2}
-            _agrees(observer, [user])
-        finally:
-            observer.execute("delete from memory.users where id = %s", [user])
+    race.observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                          " values (%s, '{\"n\": 1}', %s, 5, now() - interval '1 hour')", [KIND, race.user])
+    race.writer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                        " values (%s, '{\"n\": 2}', %s, 5, now() - interval '1 minute')", [KIND, race.user])
+    race.claimer.execute("set local lock_timeout = '5s'")
+    (first,) = race.claimer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+    assert first["payload"] == {"n": 1}
+    race.claimer.commit()
+    race.writer.commit()
+    (row,) = race.observer.execute("select first_due from memory_private.job_waiters where user_id = %s",
+                                   [race.user]).fetchall()
+    assert row["first_due"] is not None
+    (second,) = race.observer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
+    assert second["payload"] == {"n": 2}
+    _agrees(race.observer, [race.user])
