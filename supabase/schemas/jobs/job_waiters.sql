@@ -29,8 +29,9 @@ grant select on memory_private.job_waiters to service_role;
 -- Why: work taken from users (a claim, a deleted job) or a started_at moved leaves their rows to be
 -- worked out again from the jobs. Rows another transaction holds are skipped: that transaction
 -- queued work for the user (below) or works the rows out itself, and what is left unwritten can
--- only say that a user waits, or waits since earlier, than they do, which costs a later claim one
--- probe (a claim that finds nothing due calls this). So claims, which hold the jobs they take,
+-- only say that a user waits, waits since earlier or was served earlier than is so: a later claim
+-- pays one probe (a claim that finds nothing due calls this), or serves the user a round early
+-- until their rows are worked out again. So claims, which hold the jobs they take,
 -- never wait on a writer that may be waiting on them. The rows are locked before the statement that
 -- works them out, whose snapshot is then taken: a job queued by a transaction that held a row has
 -- committed by then and is counted. Generic plans: planned again on every call, this took a claim
