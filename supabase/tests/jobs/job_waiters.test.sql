@@ -4,7 +4,7 @@
 -- queued again or deleted keeps it, and a row left behind its jobs is worked out again by the
 -- claim that finds nothing due. Only the service reads it; nobody writes it but the kit.
 begin;
-select plan(23);
+select plan(26);
 
 select tests.create_cast('jobs-waiters');
 update memory_private.settings set value = value || '["test_jw_kind", "test_jw_other"]'::jsonb where key = 'job_kinds';
@@ -140,14 +140,25 @@ select throws_ok(
     '42501', null, 'nor make the kit write them'
 );
 select tests.authenticate_as(tests.recall('owner')::uuid);
-select throws_ok($$select * from memory_private.job_waiters$$, '42501', null, 'a signed-in user cannot read them');
+select throws_ok($$select * from memory_private.job_waiters$$, '42501', null, 'their owner cannot read them');
 select throws_ok(
     $$select memory_private.refresh_job_waiters(array[gen_random_uuid()])$$,
     '42501', null, 'nor make the kit write them'
 );
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select throws_ok($$select * from memory_private.job_waiters$$, '42501', null, 'a stranger cannot read them');
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok(
     $$select * from memory_private.job_waiters$$, '42501', null, 'a tenant admin cannot read them'
+);
+select throws_ok(
+    $$select memory_private.refresh_job_waiters(array[tests.recall('owner')::uuid])$$,
+    '42501', null, 'nor make the kit write their tenant''s'
+);
+select tests.authenticate_as_service_role();
+select lives_ok(
+    $$select memory_private.refresh_job_waiters(array[tests.recall('owner')::uuid])$$,
+    'service_role works rows out (as a claim does)'
 );
 select tests.authenticate_as_service_role();
 select lives_ok($$select count(*) from memory_private.job_waiters$$, 'service_role reads them');
