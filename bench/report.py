@@ -229,8 +229,8 @@ def _writes(w: dict[str, Any], summary: list[str]) -> list[str]:
         return out + [f"Not run: {w.get('error') or w.get('skipped')}", ""]
     out += [
         f"Each client adds turns (the same question and answer) to its own conversation for {w['duration_per_run_s']} s "
-        f"after a 1 s warm-up; the three sides run twice, in the order kit, peer, one statement and then in reverse, "
-        f"and each side's runs are pooled. The kit goes through its own client (`supamem.Database.call('add_turn', "
+        f"after a 1 s warm-up; the three sides run {w.get('runs_per_side', 2)} times each in rotating order (kit, "
+        f"peer, one statement; peer, one statement, kit; ...), and each side's runs are pooled. The kit goes through its own client (`supamem.Database.call('add_turn', "
         f"...)`: a pool checkout and the call as one autocommit statement, with no ping of a connection used in the "
         f"last 5 s) into conversations with a primary profile, a 10-turn window and a 24-hour TTL, so every turn "
         f"is numbered under the conversation's row lock, trims the window, passes the memory gate and notes its "
