@@ -3,6 +3,8 @@ and no job is left without its waiting row when a claim and a writer touch one u
 
 A statement that may queue work waits for the user's rows and works them out once it holds them, so
 it counts a claim that committed meanwhile; a claim skips rows a writer holds and never waits on it.
+A claim takes what rounds over the users in the order the jobs define take (a reference computed
+here from the jobs), and rows that fell behind their jobs do not stop it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def _users(conn: psycopg.Connection, count: int, label: str) -> list:
     return [row["id"] for row in conn.execute(
         "insert into memory.users (external_id) select format('waiters-%%s-%%s-%%s', %s::text, i, gen_random_uuid())"
         " from generate_series(1, %s) as i returning id", [label, count]).fetchall()]
+
+
+def _letters(conn: psycopg.Connection) -> str:
+    """Eight random letters, for a job kind of the test's own (kinds are letters and underscores)."""
+    return conn.execute("select translate(left(md5(random()::text), 8), '0123456789', 'ghijklmnop') as t").fetchone()["t"]
 
 
 def _agrees(conn: psycopg.Connection, users: list) -> None:
@@ -190,3 +197,67 @@ def test_a_claim_never_waits_for_a_writer(race: Race) -> None:
     (second,) = race.observer.execute("select payload from memory.claim_jobs(array[%s], 'w', 1)", [KIND]).fetchall()
     assert second["payload"] == {"n": 2}
     _agrees(race.observer, [race.user])
+
+
+job = st.tuples(st.integers(0, 5), st.integers(0, 1), st.integers(-4, 2), st.sampled_from(["queued", "done"]),
+                st.one_of(st.none(), st.integers(-30, -1)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(jobs=st.lists(job, min_size=1, max_size=20), asked=st.sampled_from([(0,), (1,), (0, 1)]), limit=st.integers(1, 6))
+def test_a_claim_serves_the_order_the_jobs_define(admin: psycopg.Connection, jobs, asked, limit) -> None:
+    """The claim takes what rounds over the users with due work take, users least recently served
+    first (the latest started_at of any of their jobs), then by their earliest due job."""
+    with admin.transaction(force_rollback=True):
+        users = _users(admin, 6, "order")
+        kinds = [f"test_order_{_letters(admin)}_{k}" for k in "ab"]
+        for user, kind, due, status, started in jobs:
+            admin.execute(
+                "insert into memory_private.jobs (kind, payload, user_id, max_attempts, status, run_after, started_at,"
+                " finished_at) values (%s, '{}', %s, 5, %s, now() + %s * interval '1 minute',"
+                " now() + %s * interval '1 minute', case when %s = 'done' then now() end)",
+                [kinds[kind], users[user], status, due, started, status])
+        rows = admin.execute("select id, kind, user_id, status, run_after, started_at, run_after <= now() as due"
+                             " from memory_private.jobs where user_id = any(%s)", [users]).fetchall()
+        wanted = {kinds[k] for k in asked}
+        served = {}
+        for r in rows:
+            if r["started_at"] is not None:
+                served[r["user_id"]] = max(served.get(r["user_id"], r["started_at"]), r["started_at"])
+        waiting: dict = {}
+        for r in sorted((r for r in rows if r["status"] == "queued" and r["due"] and r["kind"] in wanted),
+                        key=lambda r: (r["run_after"], r["id"])):
+            waiting.setdefault(r["user_id"], []).append(r["id"])
+        first_due = {r["user_id"]: min(x["run_after"] for x in rows if x["id"] in waiting[r["user_id"]])
+                     for r in rows if r["user_id"] in waiting}
+        order = sorted(waiting, key=lambda u: (served.get(u) is not None, served.get(u) or 0, first_due[u], str(u)))
+        expected: list[int] = []
+        while len(expected) < limit and any(waiting[u] for u in order):
+            for u in order:
+                if waiting[u] and len(expected) < limit:
+                    expected.append(waiting[u].pop(0))
+        claimed = admin.execute("select id from memory.claim_jobs(%s, 'w', %s)", [sorted(wanted), limit]).fetchall()
+        assert sorted(r["id"] for r in claimed) == sorted(expected)
+
+
+def test_rows_behind_their_jobs_do_not_stop_a_claim(admin: psycopg.Connection) -> None:
+    """Twenty rows that say their users wait, ahead of the one user who does: the claim reads past
+    them (a batch four times larger each time) and works them out again."""
+    with admin.transaction(force_rollback=True):
+        kind = f"test_waiters_behind_{_letters(admin)}"
+        behind = _users(admin, 20, "behind")
+        (due,) = _users(admin, 1, "due")
+        admin.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts)"
+                      " select %s, '{}', u, 5 from unnest(%s::uuid[]) as u", [kind, behind])
+        admin.execute("update memory_private.jobs set status = 'done', finished_at = now() where kind = %s", [kind])
+        admin.execute("update memory_private.job_waiters set first_due = now() - interval '1 hour' where kind = %s",
+                      [kind])
+        admin.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, started_at, status,"
+                      " finished_at) values (%s, '{}', %s, 5, now(), 'done', now())", [kind, due])
+        job = admin.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts)"
+                            " values (%s, '{}', %s, 5) returning id", [kind, due]).fetchone()["id"]
+        claimed = admin.execute("select id from memory.claim_jobs(array[%s], 'w', 1)", [kind]).fetchall()
+        assert [r["id"] for r in claimed] == [job]
+        left = admin.execute("select count(*) as n from memory_private.job_waiters where kind = %s"
+                             " and first_due is not null", [kind]).fetchone()["n"]
+        assert left == 0
