@@ -54,6 +54,8 @@ create index memories_user_id_idx on memory.memories (user_id);
 
 create index memories_tenant_id_idx on memory.memories (tenant_id);
 
+create index memories_profile_id_idx on memory.memories (profile_id);
+
 create index memories_type_idx on memory.memories (type);
 
 create index memories_source_conversation_id_idx on memory.memories (source_conversation_id);
@@ -62,10 +64,7 @@ create index memories_source_message_id_idx on memory.memories (source_message_i
 
 create index memories_search_idx on memory.memories using gin (search);
 
--- remember's dedup: a profile's memories near a text (btree_gin puts the profile in the key), so it
--- reads the near-duplicates, not every memory of the profile; also the profile's foreign key.
-create index memories_profile_content_trgm_idx on memory.memories
-using gin (profile_id, content extensions.gin_trgm_ops);
+create index memories_content_trgm_idx on memory.memories using gin (content extensions.gin_trgm_ops);
 
 -- A profile belongs to one user: without this the planner multiplies the two selectivities and
 -- expects a handful of rows for a user with a thousand memories.

@@ -72,15 +72,13 @@ begin
     end if;
     v_profile := memory_private.memory_profile(v_user, p_source_message_id, p_profile_id);
     perform pg_advisory_xact_lock(hashtextextended('supamem.memories:' || v_user::text || coalesce(v_profile::text, ''), 0));
-    -- The % operator at the dedup threshold lets the profile's trigram index find candidates,
-    -- instead of computing the similarity of every live memory of the profile (restored afterwards).
+    -- The % operator at the dedup threshold lets the trigram index find candidates, instead of
+    -- computing the similarity of every live memory of the profile (restored afterwards).
     v_threshold := coalesce(current_setting('pg_trgm.similarity_threshold', true), '0.3');
     perform set_config('pg_trgm.similarity_threshold', memory_private.setting('dedup_threshold') #>> '{}', true);
-    -- By profile alone (it names its user): with the owner named too, the generic plan read every
-    -- live memory of the profile through memories_live_idx and tested each.
     select m.id into v_existing
     from memory.memories as m
-    where m.profile_id = v_profile
+    where m.user_id = v_user and m.profile_id = v_profile
         and m.active and not m.archived and m.deleted_at is null
         and (m.expires_at is null or m.expires_at > now())
         and m.content operator(extensions.%) p_content
