@@ -401,7 +401,11 @@ def findings(results: dict[str, Any]) -> list[str]:
         "is queued. "
         "What remains per row is the author check, the foreign keys, the tsvector and eight indexes.",
         f"9. **Search: BM25 with kept term statistics, HNSW vectors, fused by rank.** Messages store their tsvector "
-        f"under a `(user_id, search)` GIN index (btree_gin, 20261124050600). Since 20261125010200 each user's document "
+        f"under a `(user_id, search)` GIN index (btree_gin, 20261124050600). Such an index does not scope a "
+        f"lexeme to the user: a multicolumn GIN keeps each column's keys apart and intersects their posting lists "
+        f"(finding 4 measured it for trigrams), so where the planner reads a lexeme through it, the lexeme's list "
+        f"holds every user's messages. This section's histories belong to one user each, so the cost of a "
+        f"lexeme common across many users is not in its figures (not measured). Since 20261125010200 each user's document "
         f"frequencies live in `memory_private.search_terms`, folded in by a pg_cron job every minute (messages not "
         f"folded yet are counted at query time). A query scores at most `lexical_candidates` messages, the newest "
         f"holding its rarest terms (terms added by rarity while their frequencies sum to the setting): 500 since "
