@@ -89,6 +89,19 @@ def other_users_memories(conn: psycopg.Connection, count: int) -> None:
     conn.execute("set local session_replication_role = origin")
 
 
+def profile_with_memories(conn: psycopg.Connection, user: Any, count: int, content: str) -> tuple[Any, list[Any]]:
+    """A primary profile of `user` holding `count` facts, the i-th `content` with i for its %s:
+    the profile's id and the memories' (on a connection with dict rows)."""
+    profile = conn.execute("insert into memory.profiles (user_id, is_primary) values (%s, true) returning id",
+                           [user]).fetchone()["id"]
+    rows = conn.execute(
+        "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
+        " select %s, %s, format(%s, i), 'fact', 0.7, i %% 5 from generate_series(1, %s) as i returning id",
+        [user, profile, content, count],
+    ).fetchall()
+    return profile, [r["id"] for r in rows]
+
+
 def registered_user(conn: psycopg.Connection, email: str) -> Any:
     """A signed-up user (auth.users) registered with the kit: its id (on a connection with dict rows)."""
     user = conn.execute("insert into auth.users (id, email) values (gen_random_uuid(), %s) returning id",

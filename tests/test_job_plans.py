@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, nested_plans, rows_read, scans_of, sign_in
+from plan_helpers import CALLS, explain_nested, nested_plans, profile_with_memories, rows_read, scans_of, sign_in
 from psycopg.rows import dict_row
 
 FINISHED = 1000
@@ -122,11 +122,7 @@ def test_an_embed_batch_stores_memory_vectors_by_id(admin_url: str) -> None:
         try:
             user = conn.execute("select memory.user_id_for('plans-embed-' || gen_random_uuid()) as id").fetchone()["id"]
             conn.execute("set local session_replication_role = replica")
-            memories = [row["id"] for row in conn.execute(
-                "with p as (insert into memory.profiles (user_id, is_primary) values (%s, true) returning id)"
-                " insert into memory.memories (user_id, profile_id, content, type, confidence)"
-                " select %s, p.id, format('memory number %%s of a long profile', i), 'fact', 0.5"
-                " from p cross join generate_series(1, 1000) as i returning id", [user, user]).fetchall()]
+            _, memories = profile_with_memories(conn, user, 1000, "memory number %s of a long profile")
             conn.execute("set local session_replication_role = origin")
             conn.execute("analyze memory.memories")
             conn.execute("select memory.set_embedding_model('test-plans-2d', 2)")

@@ -21,7 +21,7 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from plan_helpers import explain_nested, index_names, nested_plans, rows_read, scans_of
+from plan_helpers import explain_nested, index_names, nested_plans, profile_with_memories, rows_read, scans_of
 from psycopg.rows import dict_row
 
 USERS = 100_000
@@ -73,15 +73,7 @@ def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
             user = conn.execute(
                 "select memory.user_id_for(%s) as id", [f"plans-{run}-{name}"]
             ).fetchone()["id"]
-            profile = conn.execute(
-                "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
-            ).fetchone()["id"]
-            conn.execute(
-                "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
-                " select %s, %s, format('%%s memory number %%s about things', %s::text, i), 'fact', 0.7, i %% 5"
-                " from generate_series(1, %s) as i",
-                [user, profile, name, count],
-            )
+            profile, _ = profile_with_memories(conn, user, count, f"{name} memory number %s about things")
             people[name] = {"user": user, "profile": profile, "rows": count}
         explain_nested(conn)
         total = conn.execute("select count(*) as n from memory.memories").fetchone()["n"]

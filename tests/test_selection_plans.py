@@ -25,6 +25,7 @@ from plan_helpers import (
     nested_plans,
     nodes,
     other_users_memories,
+    profile_with_memories,
     registered_user,
     rows_read,
     scans_of,
@@ -45,15 +46,7 @@ def owner(admin_url: str) -> Iterator[tuple[psycopg.Connection, dict[str, Any]]]
     try:
         other_users_memories(conn, OTHERS)
         user = registered_user(conn, "selection-plans@supamem.test")
-        profile = conn.execute(
-            "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [user]
-        ).fetchone()["id"]
-        conn.execute(
-            "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
-            " select %s, %s, format('memory number %%s about the garden', i), 'fact', 0.7, i %% 5"
-            " from generate_series(1, %s) as i",
-            [user, profile, MEMORIES],
-        )
+        profile, _ = profile_with_memories(conn, user, MEMORIES, "memory number %s about the garden")
         conn.execute("select memory_private.refresh_memory_selection(%s)", [profile])
         conn.execute("analyze memory.memories")
         id_led = {
