@@ -1,4 +1,4 @@
-"""Seed 000/001's chat endpoint: a question in, an answer out, remembered.
+"""Seed 000/001's chat endpoint, with seed 002's names: a question in, an answer out, remembered.
 
 One request: embed the question with the database's embedding model (`SUPAMEM_EMBEDDING_*`;
 when that fails the memories are chosen lexically and the chat goes on), find the session (a
@@ -7,7 +7,9 @@ one round trip (`memory.prompt_context`: the window of turns, the turn the quest
 the memories selected with the question's words and meaning, and the latest summaries), ask the
 kit's LLM client, and store the turn with the ids of the memories the answer was given
 (`add_turn(p_used_memory_ids)`, which counts their use). With `?stream=true` the answer comes
-as server-sent events: `token` events, then a `done` event carrying the whole response.
+as server-sent events: `token` events, then a `done` event carrying the whole response. Seed
+002's `conversation_id` is the session's other name, in the request and the response, and its
+`context` (what the app knows of the moment: the page, a mode) is shown to the model.
 
 No transaction stays open while the embeddings server or the model answers: each would hold a
 pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
@@ -59,8 +61,13 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
     return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
 
 
-def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> list[dict[str, str]]:
-    system = SYSTEM_PROMPT + MemoryService.system_prompt_block(chosen)
+def _messages(context: dict[str, Any], chosen: list[_Chosen], body: ChatRequest) -> list[dict[str, str]]:
+    """The system prompt: the app's context (seed 002), the memories, the conversation's summary, the
+    window of turns and the turn the question points at (seed 000: "User is referring to: ...")."""
+    system = SYSTEM_PROMPT
+    if body.context:
+        system += "\n\n## Context\n" + "".join(f"- {key}: {json.dumps(value)}\n" for key, value in body.context.items())
+    system += MemoryService.system_prompt_block(chosen)
     summary = context.get("conversation_summary")
     if summary:
         system += f"\n\n## Conversation Summary\n{summary['summary']}"
@@ -70,7 +77,12 @@ def _messages(context: dict[str, Any], chosen: list[_Chosen], question: str) -> 
     )
     if history:
         system += f"\n\n{history}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    referenced = context.get("referenced_turn")
+    if referenced:
+        system += f"\n\nUser is referring to: {referenced['user_content']}"
+        if referenced.get("assistant_content"):
+            system += f"\nYou answered then: {referenced['assistant_content']}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": body.message}]
 
 
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
@@ -78,11 +90,11 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
     vector = embedded(request, verified, body.message)
     with services.db.transaction(claims=verified) as tx:
         tx.call("register_user")
-        session, started = _session(tx, body.session_id, body.profile_id)
+        session, started = _session(tx, body.session, body.profile_id)
         context = tx.call_value("prompt_context", conversation_id=session, query=body.message, query_embedding=vector)
     chosen = [_Chosen(m) for m in context.get("memories") or []]
     try:
-        reply = services.llm.reply(_messages(context, chosen, body.message))
+        reply = services.llm.reply(_messages(context, chosen, body))
     except LLMError:
         if started:
             with services.db.transaction(claims=verified) as tx:
@@ -91,7 +103,7 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
     with services.db.transaction(claims=verified) as tx:
         tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
                 used_memory_ids=[m.id for m in chosen])
-    return ChatResponse(response=reply, session_id=session,
+    return ChatResponse(response=reply, session_id=session, conversation_id=session,
                         used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in chosen])
 
 

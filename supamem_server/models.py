@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Mode = Literal["chat", "astro", "profile", "together", "swiss"]
 MemoryType = Literal["fact", "preference", "entity", "project", "decision", "emotion", "goal", "pattern", "relationship"]
@@ -146,8 +146,22 @@ class Overview(BaseModel):
 class ChatRequest(BaseModel):
     message: str
     session_id: str | None = None
+    #: Seed 002's name for the session: the conversation to continue (a new one when absent).
+    conversation_id: UUID | None = None
     #: For a new session: the profile selected for it (the primary one builds memory).
     profile_id: UUID | None = None
+    #: Seed 002's app context (the page, the mode...): shown to the model in the system prompt.
+    context: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_session(self) -> ChatRequest:
+        if self.session_id is not None and self.conversation_id is not None and self.session_id != str(self.conversation_id):
+            raise ValueError("session_id and conversation_id name the same conversation: give one, or the same id")
+        return self
+
+    @property
+    def session(self) -> str | None:
+        return str(self.conversation_id) if self.conversation_id is not None else self.session_id
 
 
 class Profile(Row):
@@ -175,4 +189,6 @@ class UsedMemory(BaseModel):
 class ChatResponse(BaseModel):
     response: str
     session_id: UUID
+    #: Seed 002's name for the same id.
+    conversation_id: UUID
     used_memories: list[UsedMemory]

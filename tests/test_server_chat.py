@@ -12,6 +12,7 @@ from server_helpers import Person, Served, busy_connections, serve
 
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
 from jobs.llm import LLMClient, LLMSettings
+from supamem_server.chat import SYSTEM_PROMPT
 
 
 def _profiled(person: Person) -> str:
@@ -193,3 +194,53 @@ def test_a_search_and_a_chat_are_embedded_with_no_database_connection_held(
         assert alice.http.get("/api/conversations", params={"search": "marathon"}).status_code == 200
         assert alice.http.post("/chat", json={"message": "How is my marathon going?"}).status_code == 200
     assert watching.busy == [0, 0, 0]
+
+
+def test_the_prompt_holds_context_memories_summary_history_and_the_turn_referred_to(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 000's prompt (the window, "User is referring to: ...") with seed 002's sections (the
+    app's context, what you know about the user, the conversation summary), asked of the model
+    exactly so; seed 002's `conversation_id` continues the conversation and comes back."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        profile = _profiled(alice)
+        llm_server.enqueue(chat_completion("Four runs a week."), chat_completion("Add a long run."),
+                           chat_completion("The plan had four runs."))
+        first = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})
+        conversation = first.json()["conversation_id"]
+        assert conversation == first.json()["session_id"]
+        second = alice.http.post("/chat", json={"message": "And on weekends?", "conversation_id": conversation})
+        assert second.json()["conversation_id"] == conversation
+        postgres_conn.execute(
+            "insert into memory.conversation_summaries (conversation_id, user_id, profile_id, from_turn, to_turn, summary)"
+            " select id, user_id, profile_id, 1, 2, 'Alice plans her running weeks.' from memory.conversations where id = %s",
+            [conversation])
+        third = alice.http.post("/chat", json={"message": "Tell me more about the first one", "conversation_id": conversation,
+                                               "context": {"page": "training", "units": "km"}})
+        assert third.status_code == 200, third.text
+        assert third.json()["conversation_id"] == conversation
+        system = llm_server.requests[-1].json["messages"][0]["content"]
+        assert system == (
+            SYSTEM_PROMPT
+            + '\n\n## Context\n- page: "training"\n- units: "km"\n'
+            + "\n\n## What You Know About the User\n- Training for the Berlin marathon\n"
+            + "\n\n## Conversation Summary\nAlice plans her running weeks."
+            + "\n\nPrevious conversation:\nTurn 1:\nUser: How should I plan my running week?\nAI: Four runs a week."
+            + "\n\nTurn 2:\nUser: And on weekends?\nAI: Add a long run."
+            + "\n\nUser is referring to: How should I plan my running week?\nYou answered then: Four runs a week."
+        )
+        assert llm_server.requests[-1].json["messages"][1] == {"role": "user", "content": "Tell me more about the first one"}
+        (turns,) = postgres_conn.execute(
+            "select count(*) from memory.messages where conversation_id = %s", [conversation]).fetchone()
+        assert turns == 6
+
+
+def test_a_session_id_and_a_different_conversation_id_are_422(served: Served) -> None:
+    erin = served.person()
+    session = erin.http.post("/chat", json={"message": "Hello"}).json()["session_id"]
+    both = erin.http.post("/chat", json={"message": "Again", "session_id": session,
+                                         "conversation_id": "00000000-0000-4000-8000-000000000000"})
+    assert both.status_code == 422
+    same = erin.http.post("/chat", json={"message": "Again", "session_id": session, "conversation_id": session})
+    assert same.status_code == 200 and same.json()["conversation_id"] == session
