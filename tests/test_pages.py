@@ -150,6 +150,41 @@ def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_delete
     assert dana.http.get(f"/api/conversations/{trip}").status_code == 404
 
 
+def test_a_refresh_keeps_the_conversation_and_the_profile_select_changes_it(browser: Browser, served: Served) -> None:
+    """Seed 002: the chat survives a refresh (its messages load with the page); seed 004: the
+    profile selected is the conversation's."""
+    erin = served.person()
+    profile = with_main_profile(erin)
+    page = signed_in(browser, served, erin, "/chat")
+    page.fill("#chat-input", "Plan my running week")
+    page.click("#chat-form button[type=submit]")
+    expect(page.locator("#messages li.assistant")).to_have_count(1)
+    conversation = page.url.rsplit("?c=", 1)[1]
+
+    page.reload()
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#messages li")).to_have_count(2)
+    expect(page.locator("#messages li.user")).to_have_text("Plan my running week")
+    assert page.url.endswith(f"/chat?c={conversation}")
+    expect(page.locator("#conversation-list button.active")).to_have_attribute("data-id", conversation)
+    assert [c["id"] for c in erin.http.get("/api/conversations").json()] == [conversation], "a refresh starts nothing"
+
+    expect(page.locator("#memory-icon")).not_to_have_class("memory-icon off")
+    page.select_option("#profile-select", "")
+    expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
+    assert erin.http.get(f"/api/conversations/{conversation}").json()["profile_id"] is None
+    page.select_option("#profile-select", profile)
+    expect(page.locator("#memory-icon")).not_to_have_class("memory-icon off")
+    assert erin.http.get(f"/api/conversations/{conversation}").json()["profile_id"] == profile
+
+    gone = "00000000-0000-4000-8000-000000000000"
+    page.goto(f"{served.url}/chat?c={gone}")
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#messages li")).to_have_count(0)
+    expect(page.locator("#error")).to_be_hidden()
+    assert gone not in page.url and "?c=" in page.url, "a conversation that is gone gives way to a new one"
+
+
 def test_a_generic_chat_shows_a_grey_icon(browser: Browser, served: Served) -> None:
     bob = served.person()
     page = signed_in(browser, served, bob, "/chat")

@@ -132,6 +132,8 @@ async function loadConversations() {
 function showConversation(conversation) {
   chat.conversation = conversation;
   chat.session = conversation.id;
+  // The address names the conversation, so a refresh (or a bookmark) opens it again.
+  history.replaceState(null, "", `/chat?c=${conversation.id}`);
   document.getElementById("conversation-title").value = conversation.title || "";
   // An archived conversation is read-only until it is unarchived (the chat endpoint refuses it).
   document.getElementById("archive-conversation").textContent = conversation.archived ? "Unarchive" : "Archive";
@@ -203,8 +205,17 @@ async function chatPage() {
   }
   const primary = primaryProfile();
   select.value = primary ? primary.id : "";
-  await startSession(select.value || null);
-  select.addEventListener("change", () => startSession(select.value || null));
+  const shown = new URLSearchParams(location.search).get("c");
+  if (shown) {
+    // Gone (deleted, expired) or not this user's: a new conversation instead.
+    await openConversation(shown).catch(() => startSession(select.value || null));
+  } else {
+    await startSession(select.value || null);
+  }
+  // Seed 004: the profile selected is the conversation's (its memory follows the Main Profile).
+  select.addEventListener("change", async () => {
+    showConversation(await api("PUT", `/api/conversations/${chat.session}`, { profile_id: select.value || null }));
+  });
   document.getElementById("new-conversation").addEventListener("click", () => startSession(select.value || null));
   let searching = null;
   document.getElementById("conversation-search").addEventListener("input", () => {
