@@ -42,8 +42,8 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from .db import Transaction
-from .errors import ConflictError, DatabaseUnavailableError, InvalidInputError, SupamemError
+from .db import Database, Transaction
+from .errors import ConflictError, DatabaseUnavailableError, InvalidInputError, NotFoundError, SupamemError
 from .models import Turn
 
 log = logging.getLogger(__name__)
@@ -431,3 +431,44 @@ __all__ = [
     "stored_client_turn_ids",
     "write_back",
 ]
+
+
+def open_session(tx: Transaction, wanted: UUID | None, create: Callable[[Transaction, UUID | None], UUID]) -> UUID:
+    """A new session made by `create(tx, id)`: with the id `wanted` when no conversation has it,
+    else a random one (the id is taken: another user's session, or an expired one not swept yet).
+
+    The database tells the cases apart (the primary key refuses a taken id: ConflictError), so
+    nothing is looked up first and two racing writers cannot both get the id.
+    """
+    if wanted is not None:
+        try:
+            with tx.savepoint():
+                return create(tx, wanted)
+        except ConflictError:
+            pass
+    return create(tx, None)
+
+
+def write_back_session(
+    db: Database,
+    wanted: UUID | None,
+    turns: list[BufferedTurn],
+    user: UUID,
+    create: Callable[[Transaction, UUID | None], UUID],
+) -> tuple[UUID, int]:
+    """Write the turns buffered for session `wanted` back: into that conversation when it is a live
+    one of `user`'s, else into one `open_session` makes (with that id when it is free). Returns the
+    session they are in and how many were written now. The write-back both session-keyed clients
+    share (seed 001's manager and the chat endpoint)."""
+    if wanted is not None:
+        try:
+            with db.transaction() as tx:
+                return wanted, write_back(tx, wanted, turns, user)
+        except NotFoundError:
+            pass  # no live session of this user has the id: made below
+    with db.transaction() as tx:
+        # A retried write-back whose first commit went through (acknowledgement lost) has already
+        # put the turns somewhere: find them by their ids instead of making another session.
+        present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], user_id=user)
+        session = next(iter(present.values()), None) or open_session(tx, wanted, create)
+        return session, write_back(tx, session, turns, user)

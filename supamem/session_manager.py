@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID, uuid4
 
 from .db import Database, Transaction
-from .errors import ConflictError, DatabaseUnavailableError, NotFoundError, SupamemError
+from .errors import DatabaseUnavailableError, NotFoundError, SupamemError
 from .fallback import (
     BufferedTurn,
     FallbackBuffer,
@@ -42,8 +42,8 @@ from .fallback import (
     flush,
     log_degraded,
     log_failure,
-    stored_client_turn_ids,
-    write_back,
+    open_session,
+    write_back_session,
 )
 from .identity import Identity, TenantKey, tenant_uuid
 from .models import CleanupResult, PromptContext, Turn
@@ -132,19 +132,8 @@ class ConversationMemoryManager:
         return row["id"]
 
     def _open_session(self, tx: Transaction, user: UUID, wanted: UUID | None) -> UUID:
-        """A new session for `user`: with the id `wanted` when no conversation has it, else a
-        random one (the id is taken: another user's session, or an expired one not swept yet).
-
-        The database tells the cases apart (the primary key refuses a taken id: ConflictError),
-        so nothing is looked up first and two racing writers cannot both get the id.
-        """
-        if wanted is not None:
-            try:
-                with tx.savepoint():
-                    return self._new_session(tx, user, wanted)
-            except ConflictError:
-                pass
-        return self._new_session(tx, user)
+        """A new session for `user`, with the id `wanted` when it is free (fallback.open_session)."""
+        return open_session(tx, wanted, lambda tx, session: self._new_session(tx, user, session))
 
     def _turns(self, rows: list[dict[str, Any]]) -> list[Turn]:
         return [
@@ -167,21 +156,9 @@ class ConversationMemoryManager:
         )
 
     def _write_back(self, wanted: UUID | None, turns: list[BufferedTurn]) -> tuple[UUID, int]:
-        """Write `turns` to session `wanted` (created with that id when no conversation has it);
-        returns the session they are in and how many were written now."""
+        """Write `turns` to session `wanted` (created with that id when no conversation has it)."""
         user = self._user(turns[0].user_id)
-        if wanted is not None:
-            try:
-                with self.db.transaction() as tx:
-                    return wanted, write_back(tx, wanted, turns, user)
-            except NotFoundError:
-                pass  # no live session of this user has the id: made below
-        with self.db.transaction() as tx:
-            # A retried write-back whose first commit went through (acknowledgement lost) has
-            # already put the turns somewhere: find them by their ids instead of making another.
-            present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], user_id=user)
-            session = next(iter(present.values()), None) or self._open_session(tx, user, wanted)
-            return session, write_back(tx, session, turns, user)
+        return write_back_session(self.db, wanted, turns, user, lambda tx, session: self._new_session(tx, user, session))
 
     def _write_back_pending(self) -> None:
         """Before each call: write buffered turns back; raises DatabaseUnavailableError only."""

@@ -3,15 +3,17 @@ embeddings clients."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import FastAPI
 
 from jobs.embeddings import EmbeddingClient
 from jobs.llm import LLMClient
 from supamem.db import Database
+from supamem.fallback import FallbackBuffer
 
 from . import chat, conversations, errors, events, memories, pages, profiles
 from .auth import TokenVerifier
@@ -29,6 +31,9 @@ class Services:
     llm: LLMClient
     events: events.MemoryEvents
     embedder: EmbeddingClient
+    #: Chat turns answered while the database was unreachable, until they are written back.
+    fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
+    flush_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,

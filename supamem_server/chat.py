@@ -14,28 +14,41 @@ as server-sent events: `token` events, then a `done` event carrying the whole re
 No transaction stays open while the embeddings server or the model answers: each would hold a
 pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
 fails is a 502, and a session this request started is deleted again.
+
+A database that cannot be reached does not stop the chat (seed 001, property 8): the model is
+asked with the session's last window read by this server plus the turns answered since (no
+memories, no summary), the answer comes back with `degraded: true`, and the turn waits in this
+server's memory (supamem.fallback, keyed by user and session; a new session gets its id here)
+until the user's next request reaches the database, which writes it back first, exactly once,
+into that session (made with that id when no conversation has it). A WARNING names the user and
+session. Buffered turns live in this process only: a restart before the write-back loses them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from jobs.llm import LLMError
 from supamem.db import Transaction
+from supamem.errors import DatabaseUnavailableError
+from supamem.fallback import check_buffered_text, flush, log_degraded, write_back_session
 from supamem.formatting import format_history_for_prompt
 from supamem.memories import MemoryService
+from supamem.models import Turn
 
 from .deps import Claims
 from .embedding import embedded
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
+log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = "You are a helpful assistant. Use what you know about the user when it helps; never invent it."
 
@@ -85,13 +98,55 @@ def _messages(context: dict[str, Any], chosen: list[_Chosen], body: ChatRequest)
     return [{"role": "system", "content": system}, {"role": "user", "content": body.message}]
 
 
+def _key(user: UUID, session: UUID) -> str:
+    return f"chat:{user}:{session}"
+
+
+def _write_back(services: Any, user: UUID) -> None:
+    """The user's turns answered during an outage go in before anything else is read."""
+    prefix = f"chat:{user}:"
+    if not services.fallback.has_pending(prefix):
+        return
+
+    def create(tx: Transaction, session: UUID | None) -> UUID:
+        return tx.call_one("create_conversation", user_id=user, id=session)["id"]  # type: ignore[index]
+
+    flush(services.fallback, prefix, services.flush_lock,
+          lambda key, turns: write_back_session(services.db, UUID(key.removeprefix(prefix)), turns, user, create))
+
+
+def _degraded(services: Any, user: UUID, body: ChatRequest, exc: DatabaseUnavailableError) -> ChatResponse:
+    """The answer while the database cannot be reached, its turn buffered (see the module doc)."""
+    check_buffered_text("message", body.message)
+    try:
+        session = UUID(body.session or "")
+    except ValueError:
+        session = uuid4()
+    log_degraded(log, "chat", session, user, exc)
+    key = _key(user, session)
+    shown = services.fallback.view(key, None, session_id=str(session), limit=10)
+    context = {"history": [{"turn_number": t.turn_number, "user_content": t.query_text,
+                            "assistant_content": t.response_text} for t in shown]}
+    reply = services.llm.reply(_messages(context, [], body))
+    services.fallback.append(key, str(user), body.message, reply, None)
+    return ChatResponse(response=reply, session_id=session, conversation_id=session, used_memories=[], degraded=True)
+
+
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
     services = request.app.state.supamem
-    vector = embedded(request, verified, body.message)
-    with services.db.transaction(claims=verified) as tx:
-        tx.call("register_user")
-        session, started = _session(tx, body.session, body.profile_id)
-        context = tx.call_value("prompt_context", conversation_id=session, query=body.message, query_embedding=vector)
+    user = UUID(verified["sub"])
+    try:
+        _write_back(services, user)
+        vector = embedded(request, verified, body.message)
+        with services.db.transaction(claims=verified) as tx:
+            tx.call("register_user")
+            session, started = _session(tx, body.session, body.profile_id)
+            context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
+                                    query_embedding=vector)
+    except DatabaseUnavailableError as exc:
+        return _degraded(services, user, body, exc)
+    key = _key(user, session)
+    window = [Turn.from_row(t, user_id=str(user)) for t in context.get("history") or []]
     chosen = [_Chosen(m) for m in context.get("memories") or []]
     try:
         reply = services.llm.reply(_messages(context, chosen, body))
@@ -100,10 +155,24 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
             with services.db.transaction(claims=verified) as tx:
                 tx.call("delete_conversation", conversation_id=session)
         raise
-    with services.db.transaction(claims=verified) as tx:
-        tx.call("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
-                used_memory_ids=[m.id for m in chosen])
-    return ChatResponse(response=reply, session_id=session, conversation_id=session,
+    used = [UUID(str(m.id)) for m in chosen]
+    degraded = False
+    try:
+        with services.db.transaction(claims=verified) as tx:
+            stored = tx.call_one("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
+                                 used_memory_ids=used)
+        assert stored is not None
+        window.append(Turn(id=str(stored["user_message_id"]), session_id=str(session), user_id=str(user),
+                           turn_number=stored["turn_number"], query_text=body.message, response_text=reply,
+                           created_at=stored["created_at"]))
+    except DatabaseUnavailableError as exc:
+        log_degraded(log, "chat", session, user, exc)
+        check_buffered_text("message", body.message)
+        services.fallback.append(key, str(user), body.message, reply, None, used)
+        degraded = True
+    # The window as it stands now: what an outage answers from.
+    services.fallback.remember(key, window)
+    return ChatResponse(response=reply, session_id=session, conversation_id=session, degraded=degraded,
                         used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in chosen])
 
 

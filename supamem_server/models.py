@@ -191,4 +191,7 @@ class ChatResponse(BaseModel):
     session_id: UUID
     #: Seed 002's name for the same id.
     conversation_id: UUID
+    #: The database could not be reached: answered without memories, the turn held by the server
+    #: until the user's next request writes it back.
+    degraded: bool = False
     used_memories: list[UsedMemory]

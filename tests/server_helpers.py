@@ -129,9 +129,9 @@ def busy_connections(database_url: str) -> int:
 
 
 def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None,
-          llm: LLMClient | None = None) -> Iterator[Served]:
+          llm: LLMClient | None = None, db: Database | None = None) -> Iterator[Served]:
     jwks = JWKS()
-    db = Database(database_url, max_size=4)
+    db = db or Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0)
     app = create_app(settings, db=db, llm=llm or LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
                      embedder=embedder or EmbeddingClient(LLMSettings(provider="offline")))

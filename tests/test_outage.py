@@ -23,8 +23,11 @@ from uuid import UUID
 
 import psycopg
 import pytest
+from llm_server import chat_completion, llm_server  # noqa: F401 (fixture)
 from psycopg.conninfo import conninfo_to_dict
+from server_helpers import serve
 
+from jobs.llm import LLMClient, LLMSettings
 from supamem import ConversationMemoryManager, ConversationStore, Database, db
 from supamem.fallback import write_back
 
@@ -216,3 +219,60 @@ def test_a_stopped_database_is_answered_from_the_fallback_without_waiting(outage
     db_sh("start")
     assert db.wait_available(120)
     assert [h["user_query"] for h in store.get_history(user)] == ["before", "during 0", "during 1", "during 2"]
+
+
+def test_the_chat_answers_through_an_outage_and_writes_its_turns_back(outage_url, request, caplog, llm_server):  # noqa: F811
+    """Seed 001, property 8, at the chat endpoint: while the database is stopped the answers go on
+    from the window read before (no error to the user), and the user's next request once it is
+    back writes those turns into their sessions first, in order and once."""
+    request.addfinalizer(lambda: db_sh("start"))
+    db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=0.5)
+    model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
+    with psycopg.connect(outage_url, autocommit=True) as conn:
+        for served in serve(outage_url, conn, llm=model, db=db):
+            alice = served.person()
+            llm_server.enqueue(chat_completion("Four runs a week."))
+            first = alice.http.post("/chat", json={"message": "Plan my running week"}).json()
+            session = first["conversation_id"]
+            assert first["degraded"] is False
+
+            db_sh("stop")
+            llm_server.enqueue(chat_completion("Add a long run."), chat_completion("Hello, offline."))
+            with caplog.at_level(logging.WARNING, logger="supamem_server"):
+                during = alice.http.post("/chat", json={"message": "And on weekends?", "conversation_id": session})
+                assert during.status_code == 200, during.text
+                assert (during.json()["degraded"], during.json()["conversation_id"]) == (True, session)
+                system = llm_server.requests[-1].json["messages"][0]["content"]
+                assert "Turn 1:\nUser: Plan my running week\nAI: Four runs a week." in system, "the window read before"
+                fresh = alice.http.post("/chat", json={"message": "A new topic"}).json()
+                assert fresh["degraded"] is True and fresh["conversation_id"] != session
+                assert alice.http.post("/chat", json={"message": "   "}).status_code == 422
+            assert len(llm_server.requests) == 3, "an empty message never reached the model"
+            warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+            assert any(session in m and str(alice.id) in m and "chat" in m for m in warnings)
+
+            db_sh("start")
+            assert db.wait_available(60)
+            llm_server.enqueue(chat_completion("Rest on Sunday."))
+            after = alice.http.post("/chat", json={"message": "And rest days?", "conversation_id": session})
+            assert after.status_code == 200, after.text
+            assert after.json()["degraded"] is False
+            system = llm_server.requests[-1].json["messages"][0]["content"]
+            assert "Turn 2:\nUser: And on weekends?\nAI: Add a long run." in system, "written back before the read"
+            rows = _messages(outage_url, session)
+            assert [(r[0], r[1], r[2]) for r in rows] == [
+                (1, "user", "Plan my running week"), (1, "assistant", "Four runs a week."),
+                (2, "user", "And on weekends?"), (2, "assistant", "Add a long run."),
+                (3, "user", "And rest days?"), (3, "assistant", "Rest on Sunday."),
+            ]
+            assert rows[2][3] is not None and rows[4][3] is None, "the buffered turn carries its client id"
+            assert [(r[0], r[2]) for r in _messages(outage_url, fresh["conversation_id"])] == [
+                (1, "A new topic"), (1, "Hello, offline."),
+            ], "the session started offline exists under the id the user was given"
+            with psycopg.connect(outage_url, autocommit=True) as check:
+                owners = check.execute("select distinct user_id from memory.conversations where id = any(%s)",
+                                       [[session, fresh["conversation_id"]]]).fetchall()
+            assert owners == [(alice.id,)]
+            llm_server.enqueue(chat_completion("Go on."))
+            alice.http.post("/chat", json={"message": "Go on", "conversation_id": fresh["conversation_id"]})
+            assert [r[0] for r in _messages(outage_url, fresh["conversation_id"])] == [1, 1, 2, 2], "written back once"
