@@ -117,7 +117,7 @@ def overview(tx: Tx) -> Overview:
         """select u.memory_paused, u.long_term_opt_in,
             (select p.id from memory.profiles as p where p.user_id = u.id and p.is_primary) as primary_profile_id,
             count(m.id) filter (where m.active and not m.archived and m.deleted_at is null) as live,
-            count(m.id) filter (where m.pinned and m.deleted_at is null) as pinned,
+            count(m.id) filter (where m.pinned and m.active and m.deleted_at is null) as pinned,
             count(m.id) filter (where m.archived and m.deleted_at is null) as archived,
             count(m.id) filter (where m.deleted_at is not null) as deleted
         from memory.users as u

@@ -4,6 +4,7 @@ Playwright) against the real app, database and worker. Screenshots go to test-ar
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -241,6 +242,66 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     expect(page.locator("#memory-list li")).to_have_count(0)
     expect(page.locator("#memory-empty")).to_be_visible()
     assert carol.http.get("/api/memories/overview").json()["live"] == 0
+
+
+def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(browser: Browser, served: Served) -> None:
+    """Seed 002's memory panel (filter by category, edit, pin) and seed 004's chip link to a memory
+    older than the list's 30 days."""
+    gina = served.person()
+    with_main_profile(gina)
+    for content, category in (("Runs at dawn", "sport"), ("Reads poetry", "culture")):
+        gina.http.post("/api/memories", json={"content": content, "type": "pattern", "category": category})
+    old = gina.http.post("/api/memories", json={"content": "Grew up in Braga", "type": "fact"}).json()["memory"]["id"]
+    served.postgres_conn.execute("update memory.memories set created_at = now() - interval '90 days' where id = %s", [old])
+
+    page = signed_in(browser, served, gina, f"/settings/memory#memory-{old}")
+    anchored = page.locator(f"#memory-{old}")
+    expect(anchored).to_have_class("highlight")
+    expect(anchored).to_contain_text("Grew up in Braga")
+    expect(page.locator("#memory-list li")).to_have_count(3)
+
+    page.goto(f"{served.url}/settings/memory")
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    page.fill("#category-filter", "sport")
+    page.press("#category-filter", "Enter")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    expect(page.locator("#memory-list li")).to_contain_text("Runs at dawn")
+
+    page.click("#memory-list li:has-text('Runs at dawn') button.pin")
+    expect(page.locator("#memory-list li.pinned")).to_contain_text("Runs at dawn")
+    expect(page.locator("#count-pinned")).to_have_text("1")
+
+    page.click("#memory-list li:has-text('Runs at dawn') button.edit")
+    page.fill("#memory-list .edit-content", "Runs at dawn, five days a week")
+    page.click("#memory-list .edit-form button.save")
+    expect(page.locator("#memory-list li")).to_have_text(re.compile("Runs at dawn, five days a week"))
+    expect(page.locator("#count-pinned")).to_have_text("1")
+    expect(page.locator("#count-live")).to_have_text("3")
+    shot(page, "settings-edit")
+    live = gina.http.get("/api/memories", params={"category": "sport"}).json()
+    assert [m["content"] for m in live] == ["Runs at dawn, five days a week"], "the edit is the live version"
+
+
+def test_extract_memories_queues_the_turns_said_while_remember_was_off(browser: Browser, served: Served) -> None:
+    hugo = served.person()
+    with_main_profile(hugo)
+    page = signed_in(browser, served, hugo, "/chat")
+    page.click("#onboarding-ok")
+    page.uncheck("#remember-toggle")
+    expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
+    page.fill("#chat-input", "I moved to Lisbon last spring.")
+    page.click("#chat-form button[type=submit]")
+    expect(page.locator("#messages li.assistant")).to_have_count(1)
+    page.click("#extract-memories")
+    expect(page.locator("#toast")).to_contain_text("Nothing to extract here")
+
+    page.check("#remember-toggle")
+    page.click("#extract-memories")
+    expect(page.locator("#toast")).to_contain_text("Looking for memories in 1 turn.")
+    queued = served.postgres_conn.execute(
+        "select count(*) from memory_private.jobs where user_id = %s and kind = 'extract'", [hugo.id]).fetchone()
+    assert queued == (1,)
 
 
 def test_a_page_without_a_sign_in_says_so(browser: Browser, served: Served) -> None:

@@ -227,6 +227,13 @@ async function chatPage() {
     await loadConversations();
   });
   document.getElementById("show-archived").addEventListener("change", loadConversations);
+  // Seed 002's "Extract memories": the turns not extracted yet are queued for the worker (the gate
+  // still decides; a generic chat gets nothing).
+  document.getElementById("extract-memories").addEventListener("click", async () => {
+    const { queued } = await api("POST", "/api/memories/extract", { conversation_id: chat.session });
+    showToast(queued ? `Looking for memories in ${queued} turn${queued === 1 ? "" : "s"}.`
+      : "Nothing to extract here: every turn was looked at, or this chat does not build memory.", null);
+  });
   document.getElementById("archive-conversation").addEventListener("click", async () => {
     const archived = !chat.conversation.archived;
     const conversation = await api("PUT", `/api/conversations/${chat.session}`, { archived });
@@ -280,34 +287,67 @@ async function loadOverview() {
   document.getElementById("optin-toggle").checked = o.long_term_opt_in;
 }
 
-async function loadMemories() {
+function memoryItem(memory) {
+  const source = memory.source_conversation_id
+    ? `from “${settings.conversations.get(memory.source_conversation_id) || "a conversation"}”` : "added by hand";
+  const text = el("span", { class: "content" }, memory.content);
+  const item = el("li", { id: `memory-${memory.id}`, "data-type": memory.type, class: memory.pinned ? "pinned" : "" },
+    el("span", { class: "type" }, memory.type), text, " ",
+    memory.category ? el("span", { class: "category" }, memory.category) : "", " ",
+    el("span", { class: "source" }, source), " ");
+  const pin = el("button", { type: "button", class: "pin", "aria-pressed": String(memory.pinned),
+    onclick: async () => { await api("PUT", `/api/memories/${memory.id}`, { pinned: !memory.pinned }); await refresh(); } },
+  memory.pinned ? "Unpin" : "Pin");
+  // An edit stores a new version of the memory (the old one is kept in its history).
+  const edit = el("button", { type: "button", class: "edit", onclick: () => {
+    const input = el("input", { class: "edit-content", "aria-label": "Memory text", value: memory.content });
+    const save = el("button", { type: "submit", class: "save" }, "Save");
+    const cancel = el("button", { type: "button", class: "cancel", onclick: () => refresh() }, "Cancel");
+    const form = el("form", { class: "edit-form", onsubmit: async (event) => {
+      event.preventDefault();
+      await api("PUT", `/api/memories/${memory.id}`, { content: input.value });
+      await refresh();
+    } }, input, " ", save, " ", cancel);
+    text.replaceWith(form);
+    input.focus();
+  } }, "Edit");
+  const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete “${memory.content}”`,
+    onclick: async () => { await api("DELETE", `/api/memories/${memory.id}`); await refresh(); } }, "Delete");
+  item.append(pin, " ", edit, " ", remove);
+  return item;
+}
+
+// `live`: a change elsewhere, which leaves the list alone while a memory is being edited.
+async function loadMemories(live = false) {
   const params = new URLSearchParams({ limit: "200" });
   const since = new Date(Date.now() - 30 * 24 * 3600 * 1000);
   params.set("created_from", since.toISOString());
   const type = document.getElementById("type-filter").value;
+  const category = document.getElementById("category-filter").value.trim();
   const profile = document.getElementById("profile-filter").value;
   const search = document.getElementById("search").value.trim();
   if (type) params.set("type", type);
+  if (category) params.set("category", category);
   if (profile) params.set("profile_id", profile);
   if (search) params.set("search", search);
   const memories = await api("GET", `/api/memories?${params}`);
   const list = document.getElementById("memory-list");
-  list.replaceChildren();
-  for (const memory of memories) {
-    const source = memory.source_conversation_id
-      ? `from “${settings.conversations.get(memory.source_conversation_id) || "a conversation"}”` : "added by hand";
-    list.append(el("li", { id: `memory-${memory.id}`, "data-type": memory.type },
-      el("span", { class: "type" }, memory.type), memory.content, " ",
-      el("span", { class: "source" }, source), " ",
-      el("button", { type: "button", class: "delete", "aria-label": `Delete “${memory.content}”`,
-        onclick: async () => { await api("DELETE", `/api/memories/${memory.id}`); await refresh(); } }, "Delete")));
-  }
+  if (live && list.querySelector(".edit-form")) return;
+  list.replaceChildren(...memories.map(memoryItem));
   document.getElementById("memory-empty").hidden = memories.length > 0;
-  const anchored = location.hash.startsWith("#memory-") && document.getElementById(location.hash.slice(1));
-  if (anchored) {
-    anchored.classList.add("highlight");
-    anchored.scrollIntoView({ block: "center" });
+  const wanted = location.hash.startsWith("#memory-") ? location.hash.slice("#memory-".length) : null;
+  if (!wanted) return;
+  let anchored = document.getElementById(`memory-${wanted}`);
+  if (!anchored) {
+    // A chip can name a memory older than the list's 30 days: it is shown above the list.
+    const memory = await api("GET", `/api/memories/${wanted}`).catch(() => null);
+    if (!memory) return;
+    anchored = memoryItem(memory);
+    list.prepend(anchored);
+    document.getElementById("memory-empty").hidden = true;
   }
+  anchored.classList.add("highlight");
+  anchored.scrollIntoView({ block: "center" });
 }
 
 async function loadSummaries() {
@@ -318,8 +358,8 @@ async function loadSummaries() {
     el("li", {}, `Week of ${w.week_start_date}: ${w.emotional_summary}`)) : [el("li", {}, "No weekly summaries yet.")]));
 }
 
-async function refresh() {
-  await Promise.all([loadOverview(), loadMemories()]);
+async function refresh(live = false) {
+  await Promise.all([loadOverview(), loadMemories(live)]);
 }
 
 async function download(format) {
@@ -348,6 +388,7 @@ async function settingsPage() {
 
   document.getElementById("filters").addEventListener("submit", (event) => { event.preventDefault(); loadMemories(); });
   document.getElementById("type-filter").addEventListener("change", () => loadMemories());
+  document.getElementById("category-filter").addEventListener("change", () => loadMemories());
   document.getElementById("pause-toggle").addEventListener("change", async (event) => {
     await api("PUT", "/api/memory-settings", { memory_paused: event.target.checked }); await loadOverview();
   });
@@ -370,7 +411,9 @@ async function settingsPage() {
       ? result.comparison : `Requested: ${JSON.stringify(result)}. The comparison appears here when the worker has written it.`;
   });
   await Promise.all([refresh(), loadSummaries()]);
-  followMemories(() => refresh());
+  // A change elsewhere redraws the list, except while a memory is being edited (Save or Cancel
+  // redraws it then).
+  followMemories(() => refresh(true));
   document.body.dataset.ready = "yes";
 }
 
