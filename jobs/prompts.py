@@ -47,7 +47,7 @@ __all__ = [
 
 # Bumped whenever a prompt changes meaningfully; it is part of every schema name, so usage
 # metrics (memory_private.jobs.usage) can be compared per prompt version.
-PROMPT_VERSION = "v1"
+PROMPT_VERSION = "v2"
 
 Messages = list[dict[str, str]]
 
@@ -109,6 +109,9 @@ Rules
   things only implied; 0.3 or less for medical or financial claims.
 - category: one or two lowercase words (work, family, health, finance, hobbies, ...) or null.
   context: key/value notes only when they matter (for example when a goal is due), else [].
+- profile is who the memories are about: its name, time zone and attributes (data the app keeps
+  for it, such as a birth chart). When a memory relates to that data, say how in context (for
+  example {"key": "transits", "value": "Saturn return"}); never store the attributes themselves.
 - existing_memories are the user's stored memories closest to this message. When the message
   contradicts or refines one, "update" it with its id instead of adding a conflicting memory. When
   the user retracts one or asks to forget it, "delete" it with its id. When it only repeats one,
@@ -163,6 +166,7 @@ def extraction_messages(job_input: Mapping[str, Any]) -> Messages:
     data = {
         "kind": "extract",
         "mode": job_input.get("mode"),
+        "profile": job_input.get("profile"),
         "user_message": job_input.get("user_message") or "",
         "assistant_message": job_input.get("assistant_message"),
         "existing_memories": [
@@ -258,8 +262,9 @@ You write a user's monthly summary from their weekly summaries.
 - cognitive_summary: 2 to 5 sentences on how the user thought: focus, reasoning, decisions,
   recurring concerns.
 - key_themes: at most 5 themes of the month, a few words each, most important first.
-- context: key/value pairs for circumstances worth keeping (a move, a new job, exam season);
-  [] if none.
+- context: key/value pairs for circumstances worth keeping (a move, a new job, exam season) and,
+  when the profile's attributes hold such data (a birth chart), the month's dominant influences
+  on it (for example dominant transits, planetary influences); [] if none.
 - When weeks_pending is above 0 the month is partial: say so in the emotional summary.
 - Use only what the weekly summaries say. Refer to the user as "the user".
 - Answer with only the JSON object.
@@ -294,6 +299,7 @@ def monthly_summary_messages(job_input: Mapping[str, Any]) -> Messages:
     data = {
         "kind": "summarize_month",
         "month_start": job_input.get("month_start"),
+        "profile": job_input.get("profile"),
         "weeks_pending": job_input.get("weeks_pending") or 0,
         "weekly_summaries": list(job_input.get("weekly_summaries") or []),
     }

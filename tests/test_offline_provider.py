@@ -110,6 +110,18 @@ def test_the_prompt_keeps_ids_out_except_memory_ids() -> None:
     assert job["existing_memories"][0]["id"] in user_message
 
 
+def test_the_profile_and_its_attributes_reach_the_extraction_and_monthly_prompts() -> None:
+    """Seed 004: extraction (and the month's summary) read the profile's data, such as a birth chart,
+    which memory.job_input puts under `profile`."""
+    profile = {"name": "Me", "timezone": "Europe/Lisbon", "attributes": {"birth_chart": {"sun": "Leo"}}}
+    month = {"kind": "summarize_month", "month_start": "2026-03-01", "profile": profile, "weeks_pending": 0,
+             "weekly_summaries": []}
+    for job in ({**extract_job("I live in Lisbon."), "profile": profile}, month):
+        prompt = build_prompt(job)
+        assert extract_job_input(prompt.messages[-1]["content"])["profile"] == profile
+        assert "profile" in prompt.messages[0]["content"], "the rules say what the profile is for"
+
+
 # --- extraction rules ---------------------------------------------------------------------------------
 
 RULES = [

@@ -154,7 +154,7 @@ class FakeLLM:
                 with llm._lock:
                     llm.received += 1
                 llm.gate.wait(timeout=120)
-                name = body["response_format"]["json_schema"]["name"]  # supamem_<kind>_v1
+                name = body["response_format"]["json_schema"]["name"]  # supamem_<kind>_<version>
                 kind = name.removeprefix("supamem_").rsplit("_", 1)[0]
                 if llm.status != 200:
                     payload: dict[str, Any] = {"error": {"message": f"injected {llm.status}"}}

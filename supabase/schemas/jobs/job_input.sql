@@ -1,3 +1,16 @@
+-- Why: what a prompt is told of a profile: its name, time zone and attributes (seed 004's birth chart
+-- lives there). No `set search_path`, so it inlines; it names only built-in functions.
+create function memory_private.profile_document(p_profile memory.profiles)
+returns jsonb
+language sql
+stable
+as $$
+    select jsonb_build_object('name', p_profile.name, 'timezone', p_profile.timezone, 'attributes', p_profile.attributes)
+$$;
+
+revoke all on function memory_private.profile_document(memory.profiles) from public, anon, authenticated, service_role;
+grant execute on function memory_private.profile_document(memory.profiles) to service_role;
+
 -- Why: one call gives a worker everything its prompt needs, read under the job's lease; for an
 -- extraction past its user's rate limit it answers {"kind", "deferred": {"run_after", "reason"}}
 -- instead, having put the job back in the queue without spending its attempt. Generic plans:
@@ -37,6 +50,8 @@ begin
     case v_job.kind
         when 'extract' then
             select m.* into v_message from memory.messages as m where m.id = (v_payload ->> 'source_message_id')::bigint;
+            select p.* into v_profile from memory.profiles as p
+            where p.id = memory_private.memory_profile(v_job.user_id, v_message.id, null);
             return jsonb_build_object(
                 'kind', v_job.kind,
                 'user_id', v_job.user_id,
@@ -48,6 +63,9 @@ begin
                     where a.conversation_id = v_message.conversation_id and a.turn_number = v_message.turn_number
                         and a.role = 'assistant'
                 ),
+                -- Who the memories are about (seed 004: the profile's data, such as a birth chart, in
+                -- its attributes), so a memory can say how it relates to them.
+                'profile', memory_private.profile_document(v_profile),
                 -- The nearest live memories, so the model can update or delete instead of adding.
                 'existing_memories', coalesce((
                     select jsonb_agg(jsonb_build_object('id', n.id, 'content', n.content, 'type', n.type))
@@ -55,7 +73,7 @@ begin
                         select m.id, m.content, m.type
                         from memory.memories as m
                         where m.user_id = v_job.user_id
-                            and m.profile_id = memory_private.memory_profile(v_job.user_id, v_message.id, null)
+                            and m.profile_id = v_profile.id
                             and m.active and not m.archived and m.deleted_at is null
                         order by extensions.similarity(m.content, v_message.content) desc, m.id
                         limit 5
@@ -91,9 +109,11 @@ begin
                 ), '[]')
             );
         when 'summarize_month' then
+            select p.* into v_profile from memory.profiles as p where p.id = (v_payload ->> 'profile_id')::uuid;
             return jsonb_build_object(
                 'kind', v_job.kind,
                 'month_start', v_payload ->> 'month_start',
+                'profile', memory_private.profile_document(v_profile),
                 'weekly_summaries', coalesce((
                     select jsonb_agg(jsonb_build_object(
                         'week_start', w.week_start_date, 'emotional_summary', w.emotional_summary,

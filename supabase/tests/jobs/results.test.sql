@@ -7,7 +7,7 @@
 -- Jobs are leased here by setting them running as postgres, so each step holds exactly the job it
 -- means (the owner has several jobs of one kind); claim_jobs itself is tested in queue_functions.
 begin;
-select plan(45);
+select plan(47);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 -- Every kind is queued (job_kinds), and one kind job_input does not know.
@@ -16,8 +16,8 @@ set value = '["extract", "summarize_conversation", "title", "summarize_week", "s
 where key = 'job_kinds';
 select tests.create_cast('jobs-results');
 with p as (
-    insert into memory.profiles (user_id, name, is_primary, timezone)
-    values (tests.recall('owner')::uuid, 'Main', true, 'America/Los_Angeles') returning id
+    insert into memory.profiles (user_id, name, is_primary, timezone, attributes)
+    values (tests.recall('owner')::uuid, 'Main', true, 'America/Los_Angeles', '{"birth_chart": {"sun": "Leo"}}') returning id
 )
 select tests.remember('profile', id) from p;
 with p as (
@@ -86,6 +86,11 @@ select results_eq(
 select ok(
     (select bool_and(e ? 'id' and e ? 'type') from jsonb_array_elements(tests.recall('in_extract')::jsonb -> 'existing_memories') as e),
     'extract input: each existing memory carries its id and type'
+);
+select is(
+    tests.recall('in_extract')::jsonb -> 'profile',
+    '{"name": "Main", "timezone": "America/Los_Angeles", "attributes": {"birth_chart": {"sun": "Leo"}}}'::jsonb,
+    'extract input: the profile the memories are about, with its attributes (seed 004''s birth chart)'
 );
 
 select results_eq(
@@ -315,6 +320,11 @@ select results_eq(
 select is(
     (tests.recall('in_month')::jsonb ->> 'weeks_pending')::integer, 1,
     'summarize_month input: one of its weeks is still pending (not the April one)'
+);
+select is(
+    tests.recall('in_month')::jsonb -> 'profile' -> 'attributes',
+    '{"birth_chart": {"sun": "Leo"}}'::jsonb,
+    'summarize_month input: the profile''s attributes, for the month''s context'
 );
 select throws_ok(
     $$select memory.finish_monthly_summary(tests.recall('j_month')::bigint, 'another-worker', 'Stolen', null, '{}')$$,
