@@ -4,10 +4,13 @@ set check_function_bodies = off;
 
 create or replace function memory_private.profile_document(p_profile memory.profiles)
 returns jsonb
-language sql
+language plpgsql
 stable
+set search_path to ''
 as $function$
-    select jsonb_build_object('name', p_profile.name, 'timezone', p_profile.timezone, 'attributes', p_profile.attributes)
+begin
+    return jsonb_build_object('name', p_profile.name, 'timezone', p_profile.timezone, 'attributes', p_profile.attributes);
+end
 $function$;
 
 create or replace function memory.job_input(p_job_id bigint, p_worker text)

@@ -1,11 +1,14 @@
 -- Why: what a prompt is told of a profile: its name, time zone and attributes (seed 004's birth chart
--- lives there). No `set search_path`, so it inlines; it names only built-in functions.
+-- lives there).
 create function memory_private.profile_document(p_profile memory.profiles)
 returns jsonb
-language sql
+language plpgsql
 stable
+set search_path = ''
 as $$
-    select jsonb_build_object('name', p_profile.name, 'timezone', p_profile.timezone, 'attributes', p_profile.attributes)
+begin
+    return jsonb_build_object('name', p_profile.name, 'timezone', p_profile.timezone, 'attributes', p_profile.attributes);
+end
 $$;
 
 revoke all on function memory_private.profile_document(memory.profiles) from public, anon, authenticated, service_role;
