@@ -594,8 +594,9 @@ class LLMClient:
             return Completion(value=value, usage=usage, attempts=attempts)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def reply(self, messages: list[dict[str, Any]]) -> str:
-        """A chat answer in plain text (no schema): what the chat endpoint says to the user.
+    def answer(self, messages: list[dict[str, Any]]) -> Completion[str]:
+        """A chat answer in plain text (no schema), with its token usage: what the chat endpoint
+        says to the user (`prompt` "chat" in the usage).
 
         The same retries, backoff and Retry-After as `complete`; LLMBadResponse when the answer
         has no text.
@@ -608,7 +609,14 @@ class LLMClient:
         except _Unusable as bad:
             raise LLMBadResponse(f"reply: {bad.error}", excerpt=_excerpt(bad.raw), error=bad.error,
                                  attempts=attempts) from None
-        return text
+        p, c, estimated = self._usage(body, messages, text)
+        usage = Usage(prompt_tokens=p, completion_tokens=c, total_tokens=p + c, model=str(body.get("model") or self.model),
+                      provider=self.transport.provider, estimated=estimated, prompt="chat")
+        return Completion(value=text, usage=usage, attempts=attempts)
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        """`answer`'s text alone."""
+        return self.answer(messages).value
 
     # -- internals --
 

@@ -31,6 +31,8 @@ class Services:
     llm: LLMClient
     events: events.MemoryEvents
     embedder: EmbeddingClient
+    #: The share of conversations answered without their memories (ServerSettings.memory_holdout).
+    memory_holdout: float = 0.0
     #: Chat turns answered while the database was unreachable, until they are written back.
     fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -41,7 +43,8 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
     settings = settings or ServerSettings.from_env()
     db = db or Database(settings.database_url)
     services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
-                        events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env())
+                        events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
+                        memory_holdout=settings.memory_holdout)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -11,6 +11,13 @@ as server-sent events: `token` events, then a `done` event carrying the whole re
 002's `conversation_id` is the session's other name, in the request and the response, and its
 `context` (what the app knows of the moment: the page, a mode) is shown to the model.
 
+Seed 004's prompt usage metrics: each answer is logged at INFO with the number of memories in its
+prompt and its tokens (the provider's count, or an estimate). With `SUPAMEM_MEMORY_HOLDOUT` above
+0 that share of conversations (fixed by id) is answered without the memories selected for it,
+and every answer that had memories to offer is marked `memory_arm: holdout` or `memories` in its
+metadata, so an app can compare helpfulness with and without them (`memory.memory_metrics`
+counts both arms per day).
+
 No transaction stays open while the embeddings server or the model answers: each would hold a
 pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
 fails is a 502, and a session this request started is deleted again.
@@ -35,7 +42,7 @@ from uuid import UUID, uuid4
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from jobs.llm import LLMError
+from jobs.llm import Completion, LLMError
 from supamem.db import Transaction
 from supamem.errors import DatabaseUnavailableError
 from supamem.fallback import check_buffered_text, flush, log_degraded, write_back_session
@@ -115,6 +122,28 @@ def _write_back(services: Any, user: UUID) -> None:
           lambda key, turns: write_back_session(services.db, UUID(key.removeprefix(prefix)), turns, user, create))
 
 
+def _arm(holdout: float, session: UUID) -> str | None:
+    """The conversation's A/B arm when some share is held out: fixed by its id, so a conversation
+    stays in one arm."""
+    if holdout <= 0:
+        return None
+    return "holdout" if int(session.hex[:8], 16) < holdout * 2**32 else "memories"
+
+
+def _answered(user: UUID, session: UUID, completion: Completion[str], memories: int, arm: str | None) -> None:
+    """Seed 004's prompt usage metrics: one INFO line per answer, its figures also as fields."""
+    usage = completion.usage
+    log.info(
+        "chat answered (user_id=%s, session_id=%s): memories in the prompt: %d; tokens: %d prompt, %d completion%s%s",
+        user, session, memories, usage.prompt_tokens, usage.completion_tokens,
+        " (estimated)" if usage.estimated else "", f", arm {arm}" if arm else "",
+        extra={"supamem_operation": "chat", "supamem_user_id": str(user), "supamem_session_id": str(session),
+               "supamem_memories": memories, "supamem_prompt_tokens": usage.prompt_tokens,
+               "supamem_completion_tokens": usage.completion_tokens, "supamem_tokens_estimated": usage.estimated,
+               "supamem_memory_arm": arm},
+    )
+
+
 def _degraded(services: Any, user: UUID, body: ChatRequest, exc: DatabaseUnavailableError) -> ChatResponse:
     """The answer while the database cannot be reached, its turn buffered (see the module doc)."""
     check_buffered_text("message", body.message)
@@ -127,7 +156,9 @@ def _degraded(services: Any, user: UUID, body: ChatRequest, exc: DatabaseUnavail
     shown = services.fallback.view(key, None, session_id=str(session), limit=10)
     context = {"history": [{"turn_number": t.turn_number, "user_content": t.query_text,
                             "assistant_content": t.response_text} for t in shown]}
-    reply = services.llm.reply(_messages(context, [], body))
+    completion = services.llm.answer(_messages(context, [], body))
+    reply = completion.value
+    _answered(user, session, completion, 0, None)
     services.fallback.append(key, str(user), body.message, reply, None)
     return ChatResponse(response=reply, session_id=session, conversation_id=session, used_memories=[], degraded=True)
 
@@ -147,20 +178,25 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
         return _degraded(services, user, body, exc)
     key = _key(user, session)
     window = [Turn.from_row(t, user_id=str(user)) for t in context.get("history") or []]
-    chosen = [_Chosen(m) for m in context.get("memories") or []]
+    offered = [_Chosen(m) for m in context.get("memories") or []]
+    arm = _arm(services.memory_holdout, session) if offered else None
+    chosen = [] if arm == "holdout" else offered
     try:
-        reply = services.llm.reply(_messages(context, chosen, body))
+        completion = services.llm.answer(_messages(context, chosen, body))
     except LLMError:
         if started:
             with services.db.transaction(claims=verified) as tx:
                 tx.call("delete_conversation", conversation_id=session)
         raise
+    reply = completion.value
+    _answered(user, session, completion, len(chosen), arm)
     used = [UUID(str(m.id)) for m in chosen]
+    metadata = {"memory_arm": arm} if arm else {}
     degraded = False
     try:
         with services.db.transaction(claims=verified) as tx:
             stored = tx.call_one("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
-                                 used_memory_ids=used)
+                                 used_memory_ids=used, metadata=metadata)
         assert stored is not None
         window.append(Turn(id=str(stored["user_message_id"]), session_id=str(session), user_id=str(user),
                            turn_number=stored["turn_number"], query_text=body.message, response_text=reply,
@@ -168,7 +204,7 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
     except DatabaseUnavailableError as exc:
         log_degraded(log, "chat", session, user, exc)
         check_buffered_text("message", body.message)
-        services.fallback.append(key, str(user), body.message, reply, None, used)
+        services.fallback.append(key, str(user), body.message, reply, metadata, used)
         degraded = True
     # The window as it stands now: what an outage answers from.
     services.fallback.remember(key, window)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -119,7 +119,9 @@ def overview(tx: Tx) -> Overview:
             count(m.id) filter (where m.active and not m.archived and m.deleted_at is null) as live,
             count(m.id) filter (where m.pinned and m.active and m.deleted_at is null) as pinned,
             count(m.id) filter (where m.archived and m.deleted_at is null) as archived,
-            count(m.id) filter (where m.deleted_at is not null) as deleted
+            count(m.id) filter (where m.deleted_at is not null) as deleted,
+            -- Every version kept, deleted ones until they are purged: what the user's memory occupies.
+            coalesce(sum(pg_column_size(m.*)) filter (where m.id is not null), 0) as storage_bytes
         from memory.users as u
         left join memory.memories as m on m.user_id = u.id
         where u.id = (select auth.uid())
@@ -184,6 +186,13 @@ def compare_year(tx: Tx, profile_id: UUID, year: int = Query(ge=1971, le=9999),
 
 
 # Declared last: /memories/overview and /memories/export are not ids.
+@router.get("/memories/metrics", summary="Per day (UTC): answers, answers using memories or holding them out, "
+            "memories added and referenced, turns extracted (seed 004's metrics)")
+def metrics(tx: Tx, days: int = Query(30, ge=1, le=366), user_id: UUID | None = None) -> list[dict[str, Any]]:
+    """The signed-in user's own figures, or (for their tenant's admin) those of `user_id`."""
+    return tx.call("memory_metrics", since=datetime.now(UTC) - timedelta(days=days), user_id=user_id)
+
+
 @router.get("/memories/{memory_id}", response_model=Memory, summary="One memory")
 def get_memory(tx: Tx, memory_id: UUID) -> Memory:
     return _memory(tx, memory_id)

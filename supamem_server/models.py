@@ -140,6 +140,8 @@ class Overview(BaseModel):
     pinned: int
     archived: int
     deleted: int
+    #: Bytes of the user's memory rows (every version kept), seed 004's storage size.
+    storage_bytes: int
     by_type: dict[str, int]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class ServerSettings(BaseModel):
@@ -25,6 +25,10 @@ class ServerSettings(BaseModel):
     #: A token naming an unknown key id fetches the JWKS again, at most once per this many seconds
     #: (so forged key ids cannot make the server hammer the JWKS endpoint).
     jwks_refresh_cooldown: float = 30
+    #: Seed 004's A/B tracking: the share of conversations (by id) whose chat answers leave out the
+    #: memories selected for them, each such answer marked `memory_arm: holdout` in its metadata
+    #: (the others `memories`), so helpfulness can be compared with and without memories. 0: off.
+    memory_holdout: float = Field(0.0, ge=0, le=1)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
@@ -38,4 +42,5 @@ class ServerSettings(BaseModel):
             jwks_url=jwks,
             audience=env.get("SUPABASE_JWT_AUDIENCE") or "authenticated",
             database_url=env.get("DATABASE_URL") or None,
+            memory_holdout=float(env.get("SUPAMEM_MEMORY_HOLDOUT") or 0),
         )

@@ -201,6 +201,7 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     page = signed_in(browser, served, carol, "/settings/memory")
     expect(page.locator("#explanation")).to_contain_text("Memories are only created when you select 'My Main Profile'")
     expect(page.locator("#count-live")).to_have_text("3")
+    expect(page.locator("#storage")).to_have_text(re.compile(r"^\d+\.\d kB stored$"))
     expect(page.locator("#status-building")).to_have_text("building")
     expect(page.locator("#memory-list li")).to_have_count(3)
     shot(page, "settings")

@@ -4,9 +4,11 @@ memories it used, sessions continued or started, and the answer streamed as serv
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import psycopg
+import pytest
 from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server  # noqa: F401 (fixture)
 from server_helpers import Person, Served, busy_connections, serve
 
@@ -34,6 +36,9 @@ def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None
         [body["session_id"]]).fetchall()
     assert [(r[0], r[1]) for r in stored] == [("user", "How should I plan my running week?"), ("assistant", body["response"])]
     assert [str(i) for i in stored[1][2]] == [m["id"] for m in body["used_memories"]]
+    (metadata,) = served.postgres_conn.execute(
+        "select metadata from memory.messages where conversation_id = %s and role = 'assistant'", [body["session_id"]]).fetchone()
+    assert "memory_arm" not in metadata, "no arm while nothing is held out"
     referenced = served.postgres_conn.execute(
         "select reference_count from memory.memories where id = %s", [body["used_memories"][0]["id"]]).fetchone()
     assert referenced == (1,), "the use is counted once, when the answer is stored"
@@ -244,3 +249,30 @@ def test_a_session_id_and_a_different_conversation_id_are_422(served: Served) ->
     assert both.status_code == 422
     same = erin.http.post("/chat", json={"message": "Again", "session_id": session, "conversation_id": session})
     assert same.status_code == 200 and same.json()["conversation_id"] == session
+
+
+def test_a_held_out_conversation_is_answered_without_its_memories_marked_logged_and_counted(
+    database_url: str, postgres_conn: psycopg.Connection, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seed 004's A/B tracking and prompt usage metrics: with every conversation held out the
+    memories selected are left out of the prompt and not counted as used, the answer is marked
+    `memory_arm: holdout`, the log says what the prompt held, and the metrics count the arm."""
+    for served in serve(database_url, postgres_conn, memory_holdout=1.0):
+        ivan = served.person()
+        profile = _profiled(ivan)
+        with caplog.at_level(logging.INFO, logger="supamem_server.chat"):
+            body = ivan.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile}).json()
+        assert body["used_memories"] == []
+        assert "Training for the Berlin marathon" not in body["response"], "the offline model was not shown the memory"
+        (metadata, used) = postgres_conn.execute(
+            "select metadata, used_memory_ids from memory.messages where conversation_id = %s and role = 'assistant'",
+            [body["conversation_id"]]).fetchone()
+        assert (metadata.get("memory_arm"), used) == ("holdout", [])
+        answered = [r for r in caplog.records if r.getMessage().startswith("chat answered")]
+        assert len(answered) == 1
+        assert "memories in the prompt: 0" in answered[0].getMessage() and "arm holdout" in answered[0].getMessage()
+        assert answered[0].supamem_prompt_tokens > 0 and answered[0].supamem_memory_arm == "holdout"
+        metrics = ivan.http.get("/api/memories/metrics").json()
+        assert [(m["answers"], m["answers_with_memories"], m["answers_held_out"], m["memories_added"]) for m in metrics] == [
+            (1, 0, 1, 1)]
+        assert ivan.http.get("/api/memories/metrics", params={"days": 0}).status_code == 422

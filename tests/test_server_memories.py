@@ -49,6 +49,9 @@ def test_controls_overview_clear_all_and_export(served: Served) -> None:
     overview = bob.http.get("/api/memories/overview").json()
     assert overview["live"] == 3 and overview["by_type"] == {"fact": 1, "goal": 1, "project": 1}
     assert overview["memory_paused"] is False and overview["primary_profile_id"] is not None
+    stored = served.postgres_conn.execute(
+        "select sum(pg_column_size(m.*)) from memory.memories as m where m.user_id = %s", [bob.id]).fetchone()
+    assert overview["storage_bytes"] == stored[0] > 0
 
     settings = bob.http.put("/api/memory-settings", json={"memory_paused": True}).json()
     assert settings == {"memory_paused": True, "long_term_opt_in": False}

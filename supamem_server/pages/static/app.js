@@ -281,6 +281,7 @@ async function loadOverview() {
   for (const key of ["live", "pinned", "archived", "deleted"]) document.getElementById(`count-${key}`).textContent = o[key];
   document.getElementById("count-by-type").textContent =
     Object.entries(o.by_type).map(([type, n]) => `${type}: ${n}`).join(" · ") || "No live memories yet.";
+  document.getElementById("storage").textContent = `${(o.storage_bytes / 1024).toFixed(1)} kB stored`;
   document.getElementById("status-building").textContent = o.memory_paused ? "paused" : "building";
   document.getElementById("status-optin").textContent = o.long_term_opt_in ? "on" : "off";
   document.getElementById("pause-toggle").checked = o.memory_paused;
