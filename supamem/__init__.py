@@ -4,6 +4,7 @@ The Python client gives app servers the seeds' service interfaces over the SQL A
 `memory` (supabase/migrations):
 
 - `ConversationStore` (seed 000): one running conversation per user, 10 turns, 24 hours.
+- `ConversationService` (seed 002): permanent conversations and their messages.
 - `ConversationMemoryManager` / `get_memory_manager()` (seed 001): 24-hour sessions.
 - `ShortTermMemory` / `ConversationHandler` (seed 001): 5-minute clarification state.
 - `supamem.user_memory` (seed 003): tenant-isolated history, key-value memory, user state.
@@ -12,6 +13,7 @@ The Python client gives app servers the seeds' service interfaces over the SQL A
 """
 
 from .conversation_store import ConversationStore
+from .conversations import ConversationService, MessageCreate
 from .db import DEFAULT_DATABASE_URL, Database, Transaction, database_url
 from .errors import (
     ConflictError,
@@ -50,6 +52,7 @@ __all__ = [
     "ConversationHandler",
     "ConversationMemoryManager",
     "ConversationMessage",
+    "ConversationService",
     "ConversationStore",
     "Database",
     "DatabaseUnavailableError",
@@ -59,6 +62,7 @@ __all__ = [
     "InvalidRoleError",
     "MemoryNotFoundError",
     "Message",
+    "MessageCreate",
     "NotFoundError",
     "PermissionDeniedError",
     "PromptContext",

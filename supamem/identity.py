@@ -43,15 +43,14 @@ TenantKey = int | str | UUID | None
 NOBODY = UUID(int=0)
 
 
-def _as_uuid(value: object) -> UUID | None:
+def as_uuid(value: object) -> UUID | None:
+    """`value` as a UUID (a UUID, or text or anything whose text is one), else None."""
     if isinstance(value, UUID):
         return value
-    if isinstance(value, str):
-        try:
-            return UUID(value)
-        except ValueError:
-            return None
-    return None
+    try:
+        return UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def tenant_uuid(tenant_id: TenantKey) -> UUID | None:
@@ -65,16 +64,16 @@ def tenant_uuid(tenant_id: TenantKey) -> UUID | None:
         return None
     if isinstance(tenant_id, bool) or not isinstance(tenant_id, (int, str, UUID)):
         raise InvalidInputError(f"tenant id must be an int, a UUID or a name, not {tenant_id!r}")
-    as_uuid = _as_uuid(tenant_id)
-    if as_uuid is not None:
-        return as_uuid
+    uid = as_uuid(tenant_id)
+    if uid is not None:
+        return uid
     return uuid5(TENANT_NAMESPACE, _tenant_name(tenant_id))
 
 
 def _user_key(user_id: str | UUID, tenant: UUID | None) -> tuple[UUID | None, str]:
     """(tenant, id as text): a UUID in its canonical spelling, so every spelling is one user."""
-    as_uuid = _as_uuid(user_id)
-    return tenant, str(as_uuid) if as_uuid is not None else str(user_id)
+    uid = as_uuid(user_id)
+    return tenant, str(uid) if uid is not None else str(user_id)
 
 
 def _tenant_name(tenant_id: object) -> str:
@@ -102,7 +101,7 @@ class Identity:
         cached = self._tenants.get(cache_key)
         if cached is not None:
             return cached
-        if _as_uuid(tenant_id) is None:
+        if as_uuid(tenant_id) is None:
             # memory.tenants has no RPC: service_role inserts the row (the name check applies).
             with self.db.transaction() as tx:
                 tx.execute(
@@ -126,7 +125,7 @@ class Identity:
         resolved = self.find(user_id, tenant_id)
         if resolved is not None:
             return resolved
-        if _as_uuid(user_id) is not None and tenant is None:
+        if as_uuid(user_id) is not None and tenant is None:
             try:
                 resolved = self.db.call_value("register_user", user_id=UUID(key[1]))
             except InvalidInputError as exc:
@@ -192,7 +191,7 @@ class Identity:
 
     def _erased(self, user_id: str | UUID, also: Iterable[UUID]) -> bool:
         """True when some id cached for `user_id` names no `memory.users` row any more."""
-        text = str(_as_uuid(user_id) or user_id)
+        text = str(as_uuid(user_id) or user_id)
         with self._lock:
             ids = {v for k, v in self._users.items() if k[1] == text} | set(also)
         if not ids:
@@ -209,7 +208,7 @@ class Identity:
                 self._display.clear()
                 self._tenants.clear()
                 return
-            text = str(_as_uuid(user_id) or user_id)
+            text = str(as_uuid(user_id) or user_id)
             for key in [k for k in self._users if k[1] == text]:
                 self._display.pop(self._users.pop(key), None)
 

@@ -3,37 +3,23 @@
 Every method is one call (or one transaction of calls) to the RPC functions in schema `memory`
 (supabase/migrations/20261122000700_memories.sql ... 20261122001500_request_extraction.sql):
 dedup on write, supersede instead of editing in place, soft delete with undo, selection for the
-prompt, export / import and erasure all happen in SQL. Python only picks who acts:
-
-- a Supabase Auth user acts as themselves (`Database.as_user`): row level security decides
-  which memories they may read or change, exactly as through the Data API;
-- any other user (an external id in a tenant, resolved by `supamem.identity`) is served as
-  `service_role`, which bypasses RLS; the RPCs that take a memory id also take `p_user_id`, and
-  another user's memory is then not found, as it would be under RLS.
-
-`user_id` arguments are what the app speaks: a Supabase Auth user id, an external id such as
-"user123" (with `tenant_id`, seed 003's tenant key), or a `memory.users` id (a `UUID` that
-already names a user of that tenant is used as is, so ids read back from an export work).
+prompt, export / import and erasure all happen in SQL. Python only picks who acts (supamem.acting).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 from uuid import UUID
 
 from psycopg import sql
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from .db import Database, Transaction
+from .acting import Acting
+from .db import Transaction
 from .errors import InvalidInputError, NotFoundError
-from .identity import Identity, TenantKey
-
-T = TypeVar("T")
+from .identity import TenantKey
 
 #: Columns of `memory.memories` a client sees, in table order (`search` is the generated
 #: tsvector behind full-text search: derived from `content`, never exported).
@@ -223,64 +209,13 @@ class MemorySettings(_Model):
     long_term_opt_in: bool
 
 
-@dataclass(frozen=True)
-class _Owner:
-    """A resolved user: its `memory.users` id, and whether it is a Supabase Auth user."""
-
-    id: UUID
-    auth: bool
-
-
 PROMPT_HEADING = "\n\n## What You Know About the User\n"
 #: Seed 002 puts every pinned memory and at most this many of the others into the prompt.
 PROMPT_RECENT_LIMIT = 10
 
 
-class MemoryService:
+class MemoryService(Acting):
     """Seed 002's memory service on one `Database` (which acts as service_role)."""
-
-    def __init__(self, db: Database, identity: Identity | None = None) -> None:
-        self.db = db
-        self.identity = identity if identity is not None else Identity(db)
-        self._owners: dict[tuple[str, object], _Owner] = {}
-        self._lock = threading.Lock()
-
-    # -- who acts -------------------------------------------------------------------------
-
-    def resolve_user(self, user_id: str | UUID, tenant_id: TenantKey = None) -> UUID:
-        """The `memory.users` id the service uses for `user_id` in `tenant_id`."""
-        return self._owner(user_id, tenant_id).id
-
-    def _owner(self, user_id: str | UUID, tenant_id: TenantKey, *, create: bool = True) -> _Owner:
-        """Who acts for `user_id`: created on first use by writes; with `create` off, a user
-        nobody has made yet is NotFoundError."""
-        owner = self._find_owner(user_id, tenant_id, create=create)
-        if owner is None:
-            raise NotFoundError("user not found", sqlstate="P0002")
-        return owner
-
-    def _find_owner(self, user_id: str | UUID, tenant_id: TenantKey, *, create: bool = False) -> _Owner | None:
-        """Who acts for `user_id` (Identity resolves the id), or None when nobody has the id and
-        `create` is off (reads create nothing)."""
-        key = (str(user_id), tenant_id)
-        cached = self._owners.get(key)
-        if cached is not None:
-            return cached
-        found = self.identity.user(user_id, tenant_id) if create else self.identity.find(user_id, tenant_id)
-        if found is None:
-            return None
-        with self.db.transaction() as tx:
-            rows = tx.execute("select auth_user_id is not null as auth from memory.users where id = %s", [found])
-        if not rows:
-            return None
-        owner = _Owner(id=found, auth=rows[0]["auth"])
-        with self._lock:
-            self._owners[key] = owner
-        return owner
-
-    def _transaction(self, owner: _Owner) -> Any:
-        """As the Auth user themselves (RLS decides), else as service_role."""
-        return self.db.as_user(owner.id) if owner.auth else self.db.transaction()
 
     @staticmethod
     def _memory(
@@ -329,20 +264,6 @@ class MemoryService:
                 return self._memory(tx, row["memory_id"], outcome=row["outcome"])
 
         return self._run(user_id, write)
-
-    def _run(self, user_id: str | UUID, write: Callable[[], T]) -> T:
-        """A write that survives the user's erasure by another process (`Identity.run`)."""
-
-        def cached() -> list[UUID]:
-            with self._lock:
-                return [o.id for k, o in self._owners.items() if k[0] == str(user_id)]
-
-        def forget() -> None:
-            with self._lock:
-                for key in [k for k in self._owners if k[0] == str(user_id)]:
-                    del self._owners[key]
-
-        return self.identity.run(user_id, write, cached=cached, forget=forget)
 
     def get_memories(
         self,

@@ -45,7 +45,7 @@ from .fallback import (
     open_session,
     write_back_session,
 )
-from .identity import Identity, TenantKey, tenant_uuid
+from .identity import Identity, TenantKey, as_uuid, tenant_uuid
 from .models import CleanupResult, PromptContext, Turn
 from .query_embedding import embedding_model, query_embedding
 from .retention import sweep
@@ -60,15 +60,6 @@ DEFAULT_TTL = timedelta(hours=float(os.environ.get("CONVERSATION_TTL_HOURS", "24
 MAX_HISTORY_TURNS = 50
 DEFAULT_CONTEXT_TURNS = int(os.environ.get("CONVERSATION_HISTORY_LIMIT", "20"))
 _CONTEXT_KEYS = frozenset({"conversation_id", "history", "referenced_turn", "memories"})
-
-
-def _as_uuid(value: object) -> UUID | None:
-    if isinstance(value, UUID):
-        return value
-    try:
-        return UUID(str(value))
-    except (ValueError, TypeError, AttributeError):
-        return None
 
 
 class ConversationMemoryManager:
@@ -114,15 +105,15 @@ class ConversationMemoryManager:
         return self.identity.user(user_id, self.tenant_id)
 
     def _display(self, user_id: str | UUID) -> str:
-        as_uuid = _as_uuid(user_id)
-        return str(as_uuid) if as_uuid is not None else str(user_id)
+        uid = as_uuid(user_id)
+        return str(uid) if uid is not None else str(user_id)
 
     def _resolve(self, session_id: object) -> tuple[str, str, UUID | None]:
         """(buffer key, session id as text, database id or None) for a session id the app passed.
 
         A UUID is written in its canonical form, so every spelling of it is the same session.
         """
-        session = _as_uuid(session_id)
+        session = as_uuid(session_id)
         text = str(session) if session is not None else str(session_id)
         return self._prefix + text, text, session
 
@@ -137,7 +128,7 @@ class ConversationMemoryManager:
 
     def _turns(self, rows: list[dict[str, Any]]) -> list[Turn]:
         return [
-            Turn.from_row(r, user_id=self.identity.display_id(_as_uuid(r["user_id"])))  # type: ignore[arg-type]
+            Turn.from_row(r, user_id=self.identity.display_id(as_uuid(r["user_id"])))  # type: ignore[arg-type]
             for r in rows
         ]
 
@@ -152,7 +143,7 @@ class ConversationMemoryManager:
             self.fallback,
             self._prefix,
             self._flush_lock,
-            lambda key, turns: self._write_back(_as_uuid(key.removeprefix(self._prefix)), turns),
+            lambda key, turns: self._write_back(as_uuid(key.removeprefix(self._prefix)), turns),
         )
 
     def _write_back(self, wanted: UUID | None, turns: list[BufferedTurn]) -> tuple[UUID, int]:
