@@ -41,7 +41,8 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -266,6 +267,10 @@ class Transport(Protocol):
 
     def chat(self, payload: dict[str, Any]) -> dict[str, Any]: ...
 
+    def stream(self, payload: dict[str, Any]) -> Iterator[str]:
+        """The answer's text in pieces, as the model writes it (the same typed errors)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -318,12 +323,51 @@ class HTTPTransport:
 
     def post(self, url: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The JSON object `url` answers to `payload`, or a typed error."""
-        try:
+        with self._reaching(url):
             response = self._client.post(url, json=payload, headers=self._headers)
+        self._check(url, response)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise LLMBadResponse(
+                f"the response from {url} is not a JSON object", excerpt=_excerpt(response.text), error="not JSON"
+            )
+        return body
+
+    def stream(self, payload: dict[str, Any]) -> Iterator[str]:
+        """chat/completions with `stream: true`: each server-sent event's content delta, until
+        `[DONE]` (a stream that ends without it was cut off: LLMBadResponse)."""
+        with self._reaching(self.url), self._client.stream(
+            "POST", self.url, json={**payload, "stream": True}, headers=self._headers
+        ) as response:
+            if not 200 <= response.status_code < 300:
+                response.read()
+                self._check(self.url, response)
+            for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue  # comments, event names, blank separators
+                data = line[len("data:"):].strip()
+                if data == "[DONE]":
+                    return
+                piece = _delta(data)
+                if piece:
+                    yield piece
+        raise LLMBadResponse(f"the stream from {self.url} ended before [DONE]", error="stream cut off")
+
+    @contextmanager
+    def _reaching(self, url: str) -> Iterator[None]:
+        """httpx's failures to reach `url` as the typed errors."""
+        try:
+            yield
         except httpx.TimeoutException as exc:
             raise LLMTimeout(f"no answer from {url} within {self.timeout:g} s ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
             raise LLMConnectionError(f"cannot reach {url}: {type(exc).__name__}: {exc}") from exc
+
+    def _check(self, url: str, response: httpx.Response) -> None:
+        """An HTTP status other than 2xx as its typed error."""
         status = response.status_code
         if status == 429:
             retry_after = parse_retry_after(response.headers.get("retry-after"))
@@ -348,18 +392,25 @@ class HTTPTransport:
                 status=status,
                 excerpt=_excerpt(response.text),
             )
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise LLMBadResponse(
-                f"the response from {url} is not a JSON object", excerpt=_excerpt(response.text), error="not JSON"
-            )
-        return body
 
     def close(self) -> None:
         self._client.close()
+
+
+def _delta(data: str) -> str | None:
+    """The content a streamed chunk (one event's JSON) adds; a refusal or an unreadable chunk is
+    LLMBadResponse."""
+    try:
+        chunk = json.loads(data)
+        choice = (chunk.get("choices") or [{}])[0]
+        delta = choice.get("delta") or {}
+    except (ValueError, AttributeError, IndexError, TypeError):
+        raise LLMBadResponse("a streamed chunk is not a chat.completion.chunk", excerpt=_excerpt(data),
+                             error="bad chunk") from None
+    if delta.get("refusal"):
+        raise LLMBadResponse(f"the model refused: {_excerpt(delta['refusal'])}", excerpt=_excerpt(data), error="refusal")
+    content = delta.get("content")
+    return content if isinstance(content, str) else None
 
 
 def make_transport(settings: LLMSettings) -> Transport:
@@ -609,14 +660,37 @@ class LLMClient:
         except _Unusable as bad:
             raise LLMBadResponse(f"reply: {bad.error}", excerpt=_excerpt(bad.raw), error=bad.error,
                                  attempts=attempts) from None
-        p, c, estimated = self._usage(body, messages, text)
-        usage = Usage(prompt_tokens=p, completion_tokens=c, total_tokens=p + c, model=str(body.get("model") or self.model),
-                      provider=self.transport.provider, estimated=estimated, prompt="chat")
-        return Completion(value=text, usage=usage, attempts=attempts)
+        return Completion(value=text, usage=self.usage(messages, text, body), attempts=attempts)
 
     def reply(self, messages: list[dict[str, Any]]) -> str:
         """`answer`'s text alone."""
         return self.answer(messages).value
+
+    def stream(self, messages: list[dict[str, Any]]) -> Iterator[str]:
+        """A chat answer in pieces, as the model writes it. Failures before the first piece are
+        retried as `answer`'s are, and raised from the first `next()`; a failure after it is raised
+        where the stream stands (what was given cannot be taken back)."""
+        if not messages:
+            raise ValueError("messages must not be empty")
+        payload = {"model": self.model, "messages": [dict(m) for m in messages]}
+
+        def first() -> tuple[str, Iterator[str]]:
+            pieces = iter(self.transport.stream(payload))
+            for piece in pieces:
+                if piece:
+                    return piece, pieces
+            raise LLMBadResponse("reply: the streamed answer has no text", error="no content")
+
+        (piece, rest), _attempts = self._retry.run(first)
+        yield piece
+        yield from rest
+
+    def usage(self, messages: Sequence[Mapping[str, Any]], text: str, body: Mapping[str, Any] | None = None) -> Usage:
+        """A chat answer's usage: what the response `body` reports, else estimated (a stream
+        reports none)."""
+        p, c, estimated = self._usage(body or {}, messages, text)
+        return Usage(prompt_tokens=p, completion_tokens=c, total_tokens=p + c, model=str((body or {}).get("model") or self.model),
+                     provider=self.transport.provider, estimated=estimated, prompt="chat")
 
     # -- internals --
 

@@ -34,7 +34,7 @@ import json
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -72,6 +72,11 @@ class OfflineProvider:
         if handler is None:
             return _response(payload, refusal=f"offline provider: unknown job kind {job.get('kind')!r}")
         return _response(payload, content=json.dumps(handler(job), ensure_ascii=False))
+
+    def stream(self, payload: dict[str, Any]) -> Iterator[str]:
+        """The plain-text answer word by word, as a model's stream would give it."""
+        content = self.chat(payload)["choices"][0]["message"]["content"] or ""
+        yield from re.findall(r"\s*\S+\s*", content) or [content]
 
     def close(self) -> None:
         pass

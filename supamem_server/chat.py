@@ -7,9 +7,13 @@ one round trip (`memory.prompt_context`: the window of turns, the turn the quest
 the memories selected with the question's words and meaning, and the latest summaries), ask the
 kit's LLM client, and store the turn with the ids of the memories the answer was given
 (`add_turn(p_used_memory_ids)`, which counts their use). With `?stream=true` the answer comes
-as server-sent events: `token` events, then a `done` event carrying the whole response. Seed
-002's `conversation_id` is the session's other name, in the request and the response, and its
-`context` (what the app knows of the moment: the page, a mode) is shown to the model.
+as server-sent events while the model writes it: a `token` event per piece, then, once the turn
+is stored, a `done` event carrying the whole response (seed 002: messages are saved after the
+stream completes); a model that fails before its first piece is a 502, one that fails after it
+ends the stream with an `error` event and nothing is stored.
+
+Seed 002's `conversation_id` is the session's other name, in the request and the response, and
+its `context` (what the app knows of the moment: the page, a mode) is shown to the model.
 
 Seed 004's prompt usage metrics: each answer is logged at INFO with the number of memories in its
 prompt and its tokens (the provider's count, or an estimate). With `SUPAMEM_MEMORY_HOLDOUT` above
@@ -22,13 +26,8 @@ No transaction stays open while the embeddings server or the model answers: each
 pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
 fails is a 502, and a session this request started is deleted again.
 
-A database that cannot be reached does not stop the chat (seed 001, property 8): the model is
-asked with the session's last window read by this server plus the turns answered since (no
-memories, no summary), the answer comes back with `degraded: true`, and the turn waits in this
-server's memory (supamem.fallback, keyed by user and session; a new session gets its id here)
-until the user's next request reaches the database, which writes it back first, exactly once,
-into that session (made with that id when no conversation has it). A WARNING names the user and
-session. Buffered turns live in this process only: a restart before the write-back loses them.
+A database that cannot be reached does not stop the chat (seed 001, property 8; chat_outage): the
+answer comes with `degraded: true`, its turn written back on the user's next request.
 """
 
 from __future__ import annotations
@@ -36,33 +35,27 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
-from jobs.llm import Completion, LLMError
+from jobs.llm import LLMError, Usage
 from supamem.db import Transaction
 from supamem.errors import DatabaseUnavailableError
-from supamem.fallback import check_buffered_text, flush, log_degraded, write_back_session
-from supamem.formatting import format_history_for_prompt
-from supamem.memories import MemoryService
+from supamem.fallback import check_buffered_text, log_degraded
 from supamem.models import Turn
 
+from . import chat_outage
+from .chat_prompt import Offered, messages
 from .deps import Claims
 from .embedding import embedded
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
-
-SYSTEM_PROMPT = "You are a helpful assistant. Use what you know about the user when it helps; never invent it."
-
-
-class _Chosen:
-    def __init__(self, row: dict[str, Any]) -> None:
-        self.id, self.type, self.content, self.pinned = row["id"], row["type"], row["content"], row.get("pinned", False)
 
 
 def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -> tuple[UUID, bool]:
@@ -81,47 +74,6 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
     return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
 
 
-def _messages(context: dict[str, Any], chosen: list[_Chosen], body: ChatRequest) -> list[dict[str, str]]:
-    """The system prompt: the app's context (seed 002), the memories, the conversation's summary, the
-    window of turns and the turn the question points at (seed 000: "User is referring to: ...")."""
-    system = SYSTEM_PROMPT
-    if body.context:
-        system += "\n\n## Context\n" + "".join(f"- {key}: {json.dumps(value)}\n" for key, value in body.context.items())
-    system += MemoryService.system_prompt_block(chosen)
-    summary = context.get("conversation_summary")
-    if summary:
-        system += f"\n\n## Conversation Summary\n{summary['summary']}"
-    history = format_history_for_prompt(
-        {"turn_number": t["turn_number"], "user_query": t["user_content"] or "", "ai_response": t["assistant_content"] or ""}
-        for t in context.get("history") or []
-    )
-    if history:
-        system += f"\n\n{history}"
-    referenced = context.get("referenced_turn")
-    if referenced:
-        system += f"\n\nUser is referring to: {referenced['user_content']}"
-        if referenced.get("assistant_content"):
-            system += f"\nYou answered then: {referenced['assistant_content']}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": body.message}]
-
-
-def _key(user: UUID, session: UUID) -> str:
-    return f"chat:{user}:{session}"
-
-
-def _write_back(services: Any, user: UUID) -> None:
-    """The user's turns answered during an outage go in before anything else is read."""
-    prefix = f"chat:{user}:"
-    if not services.fallback.has_pending(prefix):
-        return
-
-    def create(tx: Transaction, session: UUID | None) -> UUID:
-        return tx.call_one("create_conversation", user_id=user, id=session)["id"]  # type: ignore[index]
-
-    flush(services.fallback, prefix, services.flush_lock,
-          lambda key, turns: write_back_session(services.db, UUID(key.removeprefix(prefix)), turns, user, create))
-
-
 def _arm(holdout: float, session: UUID) -> str | None:
     """The conversation's A/B arm when some share is held out: fixed by its id, so a conversation
     stays in one arm."""
@@ -130,9 +82,65 @@ def _arm(holdout: float, session: UUID) -> str | None:
     return "holdout" if int(session.hex[:8], 16) < holdout * 2**32 else "memories"
 
 
-def _answered(user: UUID, session: UUID, completion: Completion[str], memories: int, arm: str | None) -> None:
+@dataclass
+class _Question:
+    """A question made ready to answer: its session, prompt context and the memories offered."""
+
+    services: Any
+    verified: dict[str, Any]
+    user: UUID
+    body: ChatRequest
+    session: UUID
+    started: bool
+    context: dict[str, Any]
+    offered: list[Offered]
+    arm: str | None
+    #: Read while the database could not be reached (chat_outage).
+    outage: bool = False
+
+    @property
+    def chosen(self) -> list[Offered]:
+        return [] if self.arm == "holdout" else self.offered
+
+    def messages(self) -> list[dict[str, str]]:
+        return messages(self.context, self.chosen, self.body)
+
+    def abandon(self) -> None:
+        """The model did not answer: a session this request started is deleted again."""
+        if self.started:
+            with self.services.db.transaction(claims=self.verified) as tx:
+                tx.call("delete_conversation", conversation_id=self.session)
+
+    def finish(self, reply: str, usage: Usage) -> ChatResponse:
+        """Log the answer's figures and store its turn (or hold it through an outage)."""
+        _answered(self.user, self.session, usage, len(self.chosen), self.arm)
+        services, key = self.services, chat_outage.key(self.user, self.session)
+        used = [UUID(str(m.id)) for m in self.chosen]
+        metadata = {"memory_arm": self.arm} if self.arm else {}
+        degraded = self.outage
+        if not degraded:
+            window = [Turn.from_row(t, user_id=str(self.user)) for t in self.context.get("history") or []]
+            try:
+                with services.db.transaction(claims=self.verified) as tx:
+                    stored = tx.call_one("add_turn", conversation_id=self.session, user_content=self.body.message,
+                                         assistant_content=reply, used_memory_ids=used, metadata=metadata)
+                assert stored is not None
+                window.append(Turn(id=str(stored["user_message_id"]), session_id=str(self.session),
+                                   user_id=str(self.user), turn_number=stored["turn_number"],
+                                   query_text=self.body.message, response_text=reply, created_at=stored["created_at"]))
+            except DatabaseUnavailableError as exc:
+                log_degraded(log, "chat", self.session, self.user, exc)
+                degraded = True
+            # The window as it stands now: what an outage answers from.
+            services.fallback.remember(key, window)
+        if degraded:
+            services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used)
+        return ChatResponse(response=reply, session_id=self.session, conversation_id=self.session, degraded=degraded,
+                            used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
+
+
+def _answered(user: UUID, session: UUID, usage: Usage, memories: int, arm: str | None) -> None:
     """Seed 004's prompt usage metrics: one INFO line per answer, its figures also as fields."""
-    usage = completion.usage
     log.info(
         "chat answered (user_id=%s, session_id=%s): memories in the prompt: %d; tokens: %d prompt, %d completion%s%s",
         user, session, memories, usage.prompt_tokens, usage.completion_tokens,
@@ -144,30 +152,15 @@ def _answered(user: UUID, session: UUID, completion: Completion[str], memories: 
     )
 
 
-def _degraded(services: Any, user: UUID, body: ChatRequest, exc: DatabaseUnavailableError) -> ChatResponse:
-    """The answer while the database cannot be reached, its turn buffered (see the module doc)."""
-    check_buffered_text("message", body.message)
-    try:
-        session = UUID(body.session or "")
-    except ValueError:
-        session = uuid4()
-    log_degraded(log, "chat", session, user, exc)
-    key = _key(user, session)
-    shown = services.fallback.view(key, None, session_id=str(session), limit=10)
-    context = {"history": [{"turn_number": t.turn_number, "user_content": t.query_text,
-                            "assistant_content": t.response_text} for t in shown]}
-    completion = services.llm.answer(_messages(context, [], body))
-    reply = completion.value
-    _answered(user, session, completion, 0, None)
-    services.fallback.append(key, str(user), body.message, reply, None)
-    return ChatResponse(response=reply, session_id=session, conversation_id=session, used_memories=[], degraded=True)
-
-
-def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
+def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _Question:
+    """The question's session and prompt context, read in one transaction (after the user's turns
+    held through an outage are written back); through an outage, what the server remembers."""
     services = request.app.state.supamem
     user = UUID(verified["sub"])
+    # Refused before the model is asked: the database would refuse to store it.
+    check_buffered_text("message", body.message)
     try:
-        _write_back(services, user)
+        chat_outage.write_back(services, user)
         vector = embedded(request, verified, body.message)
         with services.db.transaction(claims=verified) as tx:
             tx.call("register_user")
@@ -175,53 +168,64 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
                                     query_embedding=vector)
     except DatabaseUnavailableError as exc:
-        return _degraded(services, user, body, exc)
-    key = _key(user, session)
-    window = [Turn.from_row(t, user_id=str(user)) for t in context.get("history") or []]
-    offered = [_Chosen(m) for m in context.get("memories") or []]
-    arm = _arm(services.memory_holdout, session) if offered else None
-    chosen = [] if arm == "holdout" else offered
-    try:
-        completion = services.llm.answer(_messages(context, chosen, body))
-    except LLMError:
-        if started:
-            with services.db.transaction(claims=verified) as tx:
-                tx.call("delete_conversation", conversation_id=session)
-        raise
-    reply = completion.value
-    _answered(user, session, completion, len(chosen), arm)
-    used = [UUID(str(m.id)) for m in chosen]
-    metadata = {"memory_arm": arm} if arm else {}
-    degraded = False
-    try:
-        with services.db.transaction(claims=verified) as tx:
-            stored = tx.call_one("add_turn", conversation_id=session, user_content=body.message, assistant_content=reply,
-                                 used_memory_ids=used, metadata=metadata)
-        assert stored is not None
-        window.append(Turn(id=str(stored["user_message_id"]), session_id=str(session), user_id=str(user),
-                           turn_number=stored["turn_number"], query_text=body.message, response_text=reply,
-                           created_at=stored["created_at"]))
-    except DatabaseUnavailableError as exc:
+        try:
+            session = UUID(body.session or "")
+        except ValueError:
+            session = uuid4()
         log_degraded(log, "chat", session, user, exc)
-        check_buffered_text("message", body.message)
-        services.fallback.append(key, str(user), body.message, reply, metadata, used)
-        degraded = True
-    # The window as it stands now: what an outage answers from.
-    services.fallback.remember(key, window)
-    return ChatResponse(response=reply, session_id=session, conversation_id=session, degraded=degraded,
-                        used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in chosen])
+        return _Question(services, verified, user, body, session, False, chat_outage.context(services, user, session),
+                         [], None, outage=True)
+    offered = [Offered(m) for m in context.get("memories") or []]
+    arm = _arm(services.memory_holdout, session) if offered else None
+    return _Question(services, verified, user, body, session, started, context, offered, arm)
 
 
-def _events(response: ChatResponse) -> Iterator[str]:
-    for word in response.response.split(" "):
-        yield f"event: token\ndata: {json.dumps(word + ' ')}\n\n"
-    yield f"event: done\ndata: {response.model_dump_json()}\n\n"
+def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
+    question = _prepare(request, verified, body)
+    try:
+        completion = request.app.state.supamem.llm.answer(question.messages())
+    except LLMError:
+        question.abandon()
+        raise
+    return question.finish(completion.value, completion.usage)
+
+
+def _event(name: str, data: str) -> str:
+    return f"event: {name}\ndata: {data}\n\n"
+
+
+def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> StreamingResponse:
+    """The answer as the model writes it; the turn stored once it is whole."""
+    question = _prepare(request, verified, body)
+    llm = request.app.state.supamem.llm
+    prompt = question.messages()
+    pieces = llm.stream(prompt)
+    try:
+        first = next(pieces)
+    except LLMError:
+        question.abandon()
+        raise
+
+    def events() -> Iterator[str]:
+        text = [first]
+        yield _event("token", json.dumps(first))
+        try:
+            for piece in pieces:
+                text.append(piece)
+                yield _event("token", json.dumps(piece))
+        except LLMError as exc:
+            log.warning("the model stopped answering mid-stream (user_id=%s, session_id=%s): %s",
+                        question.user, question.session, exc)
+            question.abandon()
+            yield _event("error", json.dumps({"detail": "the language model stopped answering; try again"}))
+            return
+        reply = "".join(text)
+        yield _event("done", question.finish(reply, llm.usage(prompt, reply)).model_dump_json())
+
+    return StreamingResponse(events(), media_type="text/event-stream")
 
 
 @router.post("/chat", response_model=ChatResponse, summary="Send a message; get the answer, its session and the memories used",
              responses={200: {"content": {"text/event-stream": {}}}})
 def chat(request: Request, verified: Claims, body: ChatRequest, stream: bool = Query(False)) -> Any:
-    result = answer(request, verified, body)
-    if stream:
-        return StreamingResponse(_events(result), media_type="text/event-stream")
-    return result
+    return streamed(request, verified, body) if stream else answer(request, verified, body)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["Scripted", "Recorded", "ScriptedLLMServer", "chat_completion", "llm_server"]
+__all__ = ["Scripted", "Recorded", "ScriptedLLMServer", "chat_completion", "llm_server", "sse_chunks"]
 
 
 @dataclass
@@ -36,6 +36,10 @@ class Scripted:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering
     during: Callable[[], None] | None = None  # runs while the client waits for this answer
+    #: A streamed answer: sent piece by piece on a connection closed after the last one, with
+    #: `between` run once the first piece is out (so a test can see it arrive before the rest).
+    chunks: list[bytes] | None = None
+    between: Callable[[], None] | None = None
 
 
 @dataclass
@@ -144,6 +148,9 @@ class ScriptedLLMServer:
             scripted.during()
         if scripted.delay:
             time.sleep(scripted.delay)
+        if scripted.chunks is not None:
+            self._stream(handler, scripted)
+            return
         body = scripted.body
         if isinstance(body, bytes):
             payload = body
@@ -163,6 +170,33 @@ class ScriptedLLMServer:
             handler.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, scripted: Scripted) -> None:
+        try:
+            handler.send_response(scripted.status)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            for n, chunk in enumerate(scripted.chunks or []):
+                handler.wfile.write(chunk)
+                handler.wfile.flush()
+                if n == 0 and scripted.between is not None:
+                    scripted.between()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        handler.close_connection = True
+
+
+def sse_chunks(*pieces: str, done: bool = True) -> list[bytes]:
+    """A streamed chat completion: one chat.completion.chunk event per piece, then `[DONE]` (left
+    out with `done=False`: a stream cut off)."""
+    def event(piece: str) -> bytes:
+        chunk = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": piece}}]}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    events = [event(piece) for piece in pieces]
+    return events + ([b"data: [DONE]\n\n"] if done else [])
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from email.utils import formatdate
 from typing import Any
 
 import pytest
-from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server  # noqa: F401 (fixture)
+from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server, sse_chunks  # noqa: F401 (fixture)
 
 from jobs.llm import (
     LLMBadResponse,
@@ -566,3 +566,37 @@ def test_a_reply_without_text_is_a_bad_response(client: Client, llm_server: Scri
 
     with pytest.raises(LLMBadResponse, match="reply: the model refused"):
         client.llm.reply([{"role": "user", "content": "Hello"}])
+
+
+def test_a_stream_is_retried_until_its_first_piece_and_then_given_as_written(
+    client: Client, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    llm_server.enqueue(Scripted(503, {"error": {}}, headers={"Retry-After": "2"}),
+                       Scripted(200, chunks=[b": keep-alive\n\n", *sse_chunks("Plain", " words.")]))
+
+    pieces = list(client.llm.stream([{"role": "user", "content": "Hello"}]))
+
+    assert pieces == ["Plain", " words."]
+    assert client.sleeps == [2.0], "a failure before the first piece is retried like any request"
+    sent = llm_server.requests[-1].json
+    assert sent["stream"] is True and "response_format" not in sent
+    usage = client.llm.usage([{"role": "user", "content": "Hello"}], "".join(pieces))
+    assert usage.estimated and usage.completion_tokens == 3 and usage.prompt == "chat"  # 12 characters / 4
+
+
+def test_a_stream_that_breaks_after_its_first_piece_raises_where_it_stands(
+    client: Client, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Half", done=False)))
+    pieces = client.llm.stream([{"role": "user", "content": "Hello"}])
+    assert next(pieces) == "Half"
+    with pytest.raises(LLMBadResponse, match="ended before \\[DONE\\]"):
+        next(pieces)
+    assert len(llm_server.requests) == 1, "what was given cannot be taken back: no retry"
+
+    llm_server.enqueue(Scripted(200, chunks=[b'data: {"choices": [{"delta": {"refusal": "no"}}]}\n\n']))
+    with pytest.raises(LLMBadResponse, match="the model refused"):
+        next(client.llm.stream([{"role": "user", "content": "Hello"}]))
+    llm_server.enqueue(Scripted(400, {"error": {"message": "bad request"}}))
+    with pytest.raises(LLMRequestError):
+        next(client.llm.stream([{"role": "user", "content": "Hello"}]))

@@ -7,13 +7,18 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from client_helpers import ROOT
+from llm_server import Scripted, ScriptedLLMServer, llm_server, sse_chunks  # noqa: F401 (fixture)
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from server_helpers import Person, Served
+from server_helpers import Person, Served, serve
+
+from jobs.llm import LLMClient, LLMSettings
 
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
@@ -76,7 +81,7 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
 
     page.fill("#chat-input", "I live in Lisbon.")
     page.click("#chat-form button[type=submit]")
-    expect(page.locator("#messages li.assistant")).to_have_count(2)
+    expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_count(2)
     expect(page.locator("body[data-live=yes]")).to_be_attached()
     worker_once(alice, database_url)
     toast = page.locator("#toast")
@@ -159,7 +164,7 @@ def test_a_refresh_keeps_the_conversation_and_the_profile_select_changes_it(brow
     page = signed_in(browser, served, erin, "/chat")
     page.fill("#chat-input", "Plan my running week")
     page.click("#chat-form button[type=submit]")
-    expect(page.locator("#messages li.assistant")).to_have_count(1)
+    expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_count(1)
     conversation = page.url.rsplit("?c=", 1)[1]
 
     page.reload()
@@ -184,6 +189,31 @@ def test_a_refresh_keeps_the_conversation_and_the_profile_select_changes_it(brow
     expect(page.locator("#messages li")).to_have_count(0)
     expect(page.locator("#error")).to_be_hidden()
     assert gone not in page.url and "?c=" in page.url, "a conversation that is gone gives way to a new one"
+
+
+def test_the_answer_appears_as_the_model_writes_it(
+    browser: Browser, database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    release = threading.Event()
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Rest", " on", " Sunday."), between=lambda: release.wait(30)))
+    model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
+    for served in serve(database_url, postgres_conn, llm=model):
+        ines = served.person()
+        page = signed_in(browser, served, ines, "/chat")
+        try:
+            page.fill("#chat-input", "When should I rest?")
+            page.click("#chat-form button[type=submit]")
+            expect(page.locator("#messages li.assistant.streaming")).to_have_text("Rest")
+            shot(page, "chat-streaming")
+            release.set()
+            expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_text("Rest on Sunday.")
+            expect(page.locator("#error")).to_be_hidden()
+            stored = postgres_conn.execute(
+                "select content from memory.messages where user_id = %s and role = 'assistant'", [ines.id]).fetchall()
+            assert stored == [("Rest on Sunday.",)]
+        finally:
+            release.set()
+            page.context.close()  # its live event stream would keep this server from stopping
 
 
 def test_a_generic_chat_shows_a_grey_icon(browser: Browser, served: Served) -> None:
@@ -275,13 +305,19 @@ def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(brow
 
     page.click("#memory-list li:has-text('Runs at dawn') button.edit")
     page.fill("#memory-list .edit-content", "Runs at dawn, five days a week")
+    # Another device adds a memory meanwhile: the list is redrawn live, the edit stays open as typed.
+    gina.http.post("/api/memories", json={"content": "Swims on Sundays", "type": "pattern", "category": "sport"})
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    expect(page.locator("#memory-list .edit-content")).to_have_value("Runs at dawn, five days a week")
     page.click("#memory-list .edit-form button.save")
-    expect(page.locator("#memory-list li")).to_have_text(re.compile("Runs at dawn, five days a week"))
+    expect(page.locator("#memory-list li:has-text('five days a week')")).to_have_count(1)
+    expect(page.locator("#memory-list .edit-form")).to_have_count(0)
     expect(page.locator("#count-pinned")).to_have_text("1")
-    expect(page.locator("#count-live")).to_have_text("3")
+    expect(page.locator("#count-live")).to_have_text("4")
     shot(page, "settings-edit")
     live = gina.http.get("/api/memories", params={"category": "sport"}).json()
-    assert [m["content"] for m in live] == ["Runs at dawn, five days a week"], "the edit is the live version"
+    assert sorted(m["content"] for m in live) == ["Runs at dawn, five days a week", "Swims on Sundays"], \
+        "the edit is the live version"
 
 
 def test_extract_memories_queues_the_turns_said_while_remember_was_off(browser: Browser, served: Served) -> None:
@@ -293,7 +329,7 @@ def test_extract_memories_queues_the_turns_said_while_remember_was_off(browser: 
     expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
     page.fill("#chat-input", "I moved to Lisbon last spring.")
     page.click("#chat-form button[type=submit]")
-    expect(page.locator("#messages li.assistant")).to_have_count(1)
+    expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_count(1)
     page.click("#extract-memories")
     expect(page.locator("#toast")).to_contain_text("Nothing to extract here")
 

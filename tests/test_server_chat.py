@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from typing import Any
 
 import psycopg
 import pytest
-from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server  # noqa: F401 (fixture)
+from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server, sse_chunks  # noqa: F401 (fixture)
 from server_helpers import Person, Served, busy_connections, serve
 
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
 from jobs.llm import LLMClient, LLMSettings
-from supamem_server.chat import SYSTEM_PROMPT
+from supamem_server.chat_prompt import SYSTEM_PROMPT
 
 
 def _profiled(person: Person) -> str:
@@ -82,7 +83,8 @@ def test_the_answer_streams_as_server_sent_events(served: Served) -> None:
                 events.append((event, json.loads(line[len("data: "):])))
     tokens = "".join(data for kind, data in events if kind == "token")
     done = [data for kind, data in events if kind == "done"]
-    assert len(done) == 1 and tokens.strip() == done[0]["response"]
+    assert len(done) == 1 and tokens == done[0]["response"]
+    assert len([kind for kind, _ in events if kind == "token"]) > 1, "the answer came in pieces"
     stored = served.postgres_conn.execute(
         "select content from memory.messages where conversation_id = %s and role = 'assistant'", [done[0]["session_id"]]
     ).fetchone()
@@ -276,3 +278,64 @@ def test_a_held_out_conversation_is_answered_without_its_memories_marked_logged_
         assert [(m["answers"], m["answers_with_memories"], m["answers_held_out"], m["memories_added"]) for m in metrics] == [
             (1, 0, 1, 1)]
         assert ivan.http.get("/api/memories/metrics", params={"days": 0}).status_code == 422
+
+
+def _stream_chat(person: Any, body: dict[str, Any], on_token: Any = None) -> list[tuple[str | None, Any]]:
+    """The events of a streamed /chat, in order; `on_token(data)` runs as each token arrives."""
+    events: list[tuple[str | None, Any]] = []
+    with person.http.stream("POST", "/chat", params={"stream": "true"}, json=body) as response:
+        assert response.status_code == 200, response.read()
+        event = None
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                event = line[len("event: "):]
+            elif line.startswith("data: "):
+                events.append((event, json.loads(line[len("data: "):])))
+                if event == "token" and on_token is not None:
+                    on_token(events[-1][1])
+    return events
+
+
+def test_a_streamed_answer_reaches_the_client_before_the_model_has_finished(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 002: the answer streams as the model writes it, and the turn is saved once it is whole."""
+    release = threading.Event()
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Rest", " on", " Sunday."), between=lambda: release.wait(30)))
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        stored_at_first_token: list[int] = []
+
+        def first_token(_data: Any, user: Any = alice.id, seen: list[int] = stored_at_first_token) -> None:
+            if not release.is_set():
+                (n,) = postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [user]).fetchone()
+                seen.append(n)
+                release.set()  # only now does the model write the rest
+
+        events = _stream_chat(alice, {"message": "When should I rest?"}, first_token)
+        assert [data for kind, data in events if kind == "token"] == ["Rest", " on", " Sunday."]
+        (done,) = [data for kind, data in events if kind == "done"]
+        assert done["response"] == "Rest on Sunday."
+        assert stored_at_first_token == [0], "the first piece arrived while the model was still writing"
+        stored = postgres_conn.execute(
+            "select role, content from memory.messages where conversation_id = %s order by id", [done["conversation_id"]]
+        ).fetchall()
+        assert stored == [("user", "When should I rest?"), ("assistant", "Rest on Sunday.")]
+        assert llm_server.requests[-1].json["stream"] is True
+
+
+def test_a_stream_cut_off_ends_with_an_error_event_and_stores_nothing(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Half an", " answer", done=False)),
+                       Scripted(400, {"error": {"message": "bad request"}}))
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        bob = served.person()
+        events = _stream_chat(bob, {"message": "Tell me everything"})
+        assert [kind for kind, _ in events] == ["token", "token", "error"]
+        assert events[-1][1] == {"detail": "the language model stopped answering; try again"}
+        refused = bob.http.post("/chat", params={"stream": "true"}, json={"message": "Again"})
+        assert refused.status_code == 502, "a model that fails before its first piece is a 502"
+        (conversations,) = postgres_conn.execute(
+            "select count(*) from memory.conversations where user_id = %s", [bob.id]).fetchone()
+        assert conversations == 0, "the sessions these requests started are gone, and no turn was stored"

@@ -165,7 +165,7 @@ async function startSession(profileId) {
 }
 
 function addMessage(role, text, used) {
-  const item = el("li", { class: role }, text);
+  const item = el("li", { class: role }, el("span", { class: "text" }, text));
   if (used && used.length) {
     const chips = el("div", { class: "chips" }, "Used: ");
     for (const memory of used) {
@@ -176,6 +176,42 @@ function addMessage(role, text, used) {
     item.append(chips);
   }
   document.getElementById("messages").append(item);
+  return item;
+}
+
+// POST /chat?stream=true: `onToken` gets each piece of the answer; resolves to the stored answer
+// (the `done` event), or null after showing the error.
+async function streamChat(body, onToken) {
+  const response = await fetch("/chat?stream=true", {
+    method: "POST", headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) {
+    let detail = response.statusText;
+    try { detail = (await response.json()).detail; } catch (_) { /* not JSON */ }
+    showError(typeof detail === "string" ? detail : JSON.stringify(detail));
+    return null;
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return null;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const name = (block.split("\n").find((line) => line.startsWith("event: ")) || "").slice(7);
+      const data = block.split("\n").find((line) => line.startsWith("data: "));
+      if (!data) continue;
+      const payload = JSON.parse(data.slice(6));
+      if (name === "token") onToken(payload);
+      else if (name === "error") { showError(payload.detail); return null; }
+      else if (name === "done") { showError(""); return payload; }
+    }
+  }
 }
 
 function showToast(text, onUndo) {
@@ -263,9 +299,13 @@ async function chatPage() {
     const message = input.value;
     input.value = "";
     addMessage("user", message);
-    const answer = await api("POST", "/chat", { message, session_id: chat.session });
+    // The answer appears as the model writes it; its memory chips once it is stored.
+    const item = addMessage("assistant", "");
+    item.classList.add("streaming");
+    const answer = await streamChat({ message, session_id: chat.session }, (piece) => { item.firstChild.textContent += piece; });
+    if (!answer) { item.remove(); return; }
     chat.session = answer.session_id;
-    addMessage("assistant", answer.response, answer.used_memories);
+    item.replaceWith(addMessage("assistant", answer.response, answer.used_memories));
     await loadConversations();
   });
   followMemories(onMemoryEvent);
@@ -303,7 +343,7 @@ function memoryItem(memory) {
   const edit = el("button", { type: "button", class: "edit", onclick: () => {
     const input = el("input", { class: "edit-content", "aria-label": "Memory text", value: memory.content });
     const save = el("button", { type: "submit", class: "save" }, "Save");
-    const cancel = el("button", { type: "button", class: "cancel", onclick: () => refresh() }, "Cancel");
+    const cancel = el("button", { type: "button", class: "cancel", onclick: () => form.replaceWith(text) }, "Cancel");
     const form = el("form", { class: "edit-form", onsubmit: async (event) => {
       event.preventDefault();
       await api("PUT", `/api/memories/${memory.id}`, { content: input.value });
@@ -318,8 +358,7 @@ function memoryItem(memory) {
   return item;
 }
 
-// `live`: a change elsewhere, which leaves the list alone while a memory is being edited.
-async function loadMemories(live = false) {
+async function loadMemories() {
   const params = new URLSearchParams({ limit: "200" });
   const since = new Date(Date.now() - 30 * 24 * 3600 * 1000);
   params.set("created_from", since.toISOString());
@@ -333,8 +372,15 @@ async function loadMemories(live = false) {
   if (search) params.set("search", search);
   const memories = await api("GET", `/api/memories?${params}`);
   const list = document.getElementById("memory-list");
-  if (live && list.querySelector(".edit-form")) return;
+  // A redraw (a change elsewhere, a pin) keeps a memory being edited open with what was typed.
+  const editing = list.querySelector(".edit-form");
+  const typed = editing && { id: editing.closest("li").id, text: editing.querySelector("input").value };
   list.replaceChildren(...memories.map(memoryItem));
+  const reopened = typed && document.getElementById(typed.id);
+  if (reopened) {
+    reopened.querySelector("button.edit").click();
+    reopened.querySelector(".edit-content").value = typed.text;
+  }
   document.getElementById("memory-empty").hidden = memories.length > 0;
   const wanted = location.hash.startsWith("#memory-") ? location.hash.slice("#memory-".length) : null;
   if (!wanted) return;
@@ -359,8 +405,8 @@ async function loadSummaries() {
     el("li", {}, `Week of ${w.week_start_date}: ${w.emotional_summary}`)) : [el("li", {}, "No weekly summaries yet.")]));
 }
 
-async function refresh(live = false) {
-  await Promise.all([loadOverview(), loadMemories(live)]);
+async function refresh() {
+  await Promise.all([loadOverview(), loadMemories()]);
 }
 
 async function download(format) {
@@ -412,9 +458,7 @@ async function settingsPage() {
       ? result.comparison : `Requested: ${JSON.stringify(result)}. The comparison appears here when the worker has written it.`;
   });
   await Promise.all([refresh(), loadSummaries()]);
-  // A change elsewhere redraws the list, except while a memory is being edited (Save or Cancel
-  // redraws it then).
-  followMemories(() => refresh(true));
+  followMemories(() => refresh());
   document.body.dataset.ready = "yes";
 }
 
