@@ -15,11 +15,12 @@ from jobs.llm import LLMClient
 from supamem.db import Database
 from supamem.fallback import FallbackBuffer
 
-from . import chat, conversations, errors, events, memories, pages, profiles
+from . import chat, conversations, errors, events, memories, pages, participants, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
-routers = (chat.router, conversations.router, memories.router, profiles.router, events.router, pages.router)
+routers = (chat.router, conversations.router, participants.router, memories.router, profiles.router, events.router,
+           pages.router)
 
 
 @dataclass

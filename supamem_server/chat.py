@@ -65,8 +65,11 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
             wanted = UUID(session_id)
         except ValueError:
             wanted = None
+        # Their own conversation, or one they take part in (together mode: the question is theirs).
         if wanted is not None and tx.execute(
-            "select 1 from memory.conversations where id = %s and user_id = (select auth.uid()) and not archived",
+            "select 1 from memory.conversations as c where c.id = %s and not c.archived and (c.user_id = (select auth.uid())"
+            " or exists (select 1 from memory.participants as p"
+            " where p.conversation_id = c.id and p.user_id = (select auth.uid())))",
             [wanted],
         ):
             return wanted, False

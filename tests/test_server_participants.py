@@ -1,0 +1,51 @@
+"""Seed 004's together mode over HTTP: the owner adds a participant, who chats in the shared
+conversation as themselves (their questions are theirs, their memory stays theirs), chooses their
+own profile, and leaves; nobody else can add, change or read."""
+
+from __future__ import annotations
+
+from server_helpers import Served
+
+
+def test_a_participant_chats_in_the_shared_conversation_as_themselves(served: Served) -> None:
+    owner, guest, stranger = served.person(), served.person(), served.person()
+    for person in (guest, stranger):
+        person.http.get("/api/profiles")  # their first request makes their kit user
+    shared = owner.http.post("/api/conversations", json={"title": "Trip planning", "mode": "together"}).json()["id"]
+
+    assert stranger.http.post(f"/api/conversations/{shared}/participants", json={"user_id": str(stranger.id)}).status_code == 404
+    added = owner.http.post(f"/api/conversations/{shared}/participants", json={"user_id": str(guest.id)})
+    assert added.status_code == 201, added.text
+    assert [p["user_id"] for p in guest.http.get(f"/api/conversations/{shared}/participants").json()] == [str(guest.id)]
+    assert stranger.http.get(f"/api/conversations/{shared}/participants").status_code == 404
+    invited = guest.http.post(f"/api/conversations/{shared}/participants", json={"user_id": str(stranger.id)})
+    assert invited.status_code == 403, "only the owner adds people"
+
+    owner.http.post("/chat", json={"message": "Where should we go?", "conversation_id": shared})
+    said = guest.http.post("/chat", json={"message": "I vote for Porto", "conversation_id": shared})
+    assert said.status_code == 200, said.text
+    assert said.json()["conversation_id"] == shared, "the guest continued the shared conversation"
+    rows = served.postgres_conn.execute(
+        "select turn_number, role, author_id from memory.messages where conversation_id = %s order by turn_number, role desc",
+        [shared]).fetchall()
+    assert [(r[0], r[1]) for r in rows] == [(1, "user"), (1, "assistant"), (2, "user"), (2, "assistant")]
+    assert rows[2][2] == guest.id, "the guest's question is stored as theirs"
+    seen = owner.http.get(f"/api/conversations/{shared}/messages").json()
+    assert "I vote for Porto" in [m["content"] for m in seen], "the owner reads the guest's turn"
+
+    elsewhere = stranger.http.post("/chat", json={"message": "Let me in", "conversation_id": shared}).json()
+    assert elsewhere["conversation_id"] != shared, "someone who does not take part starts their own session"
+
+    profile = guest.http.post("/api/profiles", json={"name": "Me", "primary": True}).json()["id"]
+    chosen = guest.http.put(f"/api/conversations/{shared}/participants/me", json={"profile_id": profile})
+    assert chosen.status_code == 200
+    (stored,) = served.postgres_conn.execute(
+        "select profile_id from memory.participants where conversation_id = %s and user_id = %s", [shared, guest.id]
+    ).fetchone()
+    assert str(stored) == profile, "the guest's own profile: their words feed their memory"
+    assert stranger.http.put(f"/api/conversations/{shared}/participants/me", json={"profile_id": None}).status_code == 404
+
+    assert stranger.http.delete(f"/api/conversations/{shared}/participants/{guest.id}").status_code == 404
+    assert guest.http.delete(f"/api/conversations/{shared}/participants/{guest.id}").status_code == 204
+    after = guest.http.post("/chat", json={"message": "Still there?", "conversation_id": shared}).json()
+    assert after["conversation_id"] != shared, "once they left, the conversation is not theirs to continue"
