@@ -262,6 +262,13 @@ def memory_story(db: Database, run_jobs: RunJobs) -> None:
     show("\n".join(f"{e['event']:>10}  {e['content']}" for e in events))
     check(any(e["event"] == "supersede" for e in events), "every change is in the append-only history")
 
+    days = db.call_as(luz, "memory_metrics")
+    say("Seed 004's metrics, per user and day (memory.memory_metrics, GET /api/memories/metrics):")
+    show("\n".join(f"{d['day']}: {d['answers']} answers, {d['answers_with_memories']} using memories, "
+                   f"{d['extractions']} turns extracted, {d['memories_added']} memories added" for d in days))
+    totals = (sum(d["answers"] for d in days), sum(d["extractions"] for d in days))
+    check(totals == (6, 5), "six answers, the five of the profile conversation extracted (the generic chat's never)")
+
 
 def main(run_jobs: RunJobs) -> None:
     print(_style("1", "supamem — conversation memory that lives in your Supabase Postgres"))
