@@ -72,15 +72,7 @@ def test_an_invalid_or_foreign_session_id_starts_a_new_session(served: Served) -
 
 def test_the_answer_streams_as_server_sent_events(served: Served) -> None:
     carol = served.person()
-    events = []
-    with carol.http.stream("POST", "/chat", params={"stream": "true"}, json={"message": "Stream it"}) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        event = None
-        for line in response.iter_lines():
-            if line.startswith("event: "):
-                event = line[len("event: "):]
-            elif line.startswith("data: "):
-                events.append((event, json.loads(line[len("data: "):])))
+    events = _stream_chat(carol, {"message": "Stream it"})
     tokens = "".join(data for kind, data in events if kind == "token")
     done = [data for kind, data in events if kind == "done"]
     assert len(done) == 1 and tokens == done[0]["response"]
@@ -285,6 +277,7 @@ def _stream_chat(person: Any, body: dict[str, Any], on_token: Any = None) -> lis
     events: list[tuple[str | None, Any]] = []
     with person.http.stream("POST", "/chat", params={"stream": "true"}, json=body) as response:
         assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
         event = None
         for line in response.iter_lines():
             if line.startswith("event: "):
