@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -339,6 +340,47 @@ def test_extract_memories_queues_the_turns_said_while_remember_was_off(browser: 
     queued = served.postgres_conn.execute(
         "select count(*) from memory_private.jobs where user_id = %s and kind = 'extract'", [hugo.id]).fetchone()
     assert queued == (1,)
+
+
+def test_summaries_show_their_themes_mark_recurring_ones_and_compare_a_year_on_demand(
+    browser: Browser, served: Served, database_url: str,
+) -> None:
+    """Seed 004's summary pages: a month's emotional and cognitive summaries and themes, a theme of
+    several months marked (pattern highlighting), a week's themes and patterns, and the year-over-year
+    comparison asked for from the month viewed, shown once the worker has written it."""
+    jose = served.person()
+    profile = with_main_profile(jose)
+    now = datetime.now(UTC)
+    conn = served.postgres_conn
+    for year, feeling, thinking, themes in ((now.year, "A calm month.", "Planned ahead.", ["running", "family"]),
+                                            (now.year - 1, "A busy month.", "Reacted a lot.", ["running", "work"])):
+        conn.execute(
+            "insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary, cognitive_summary,"
+            " key_themes) values (%s, %s, %s, %s, %s, %s, %s)", [jose.id, profile, year, now.month, feeling, thinking, themes])
+    conn.execute(
+        "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
+        " emotional_summary, key_themes, dominant_patterns, conversation_count)"
+        " select %s, %s, extract(isoyear from d), extract(week from d), d, d + 6, 'A steady week.', '{running}',"
+        " '{early runs}', 2 from (select date_trunc('week', now())::date as d) as x", [jose.id, profile])
+
+    page = signed_in(browser, served, jose, "/settings/memory")
+    this_month = page.locator(f"#month-{now.year}-{now.month:02d}")
+    expect(this_month).to_contain_text("A calm month.")
+    expect(this_month.locator(".cognitive")).to_have_text("Planned ahead.")
+    expect(this_month.locator(".theme.recurring")).to_have_text(["running"])
+    expect(this_month.locator(".theme:not(.recurring)")).to_have_text(["family"])
+    expect(page.locator("#weekly li")).to_contain_text("A steady week.")
+    expect(page.locator("#weekly li .theme")).to_have_text(["running", "early runs"])
+
+    last_year = page.locator(f"#month-{now.year - 1}-{now.month:02d}")
+    last_year.locator("button.compare").click()
+    expect(last_year.locator(".comparison")).to_contain_text("Nothing to compare yet")
+    this_month.locator("button.compare").click()
+    expect(this_month.locator(".comparison")).to_contain_text(f"Comparing with {now.year - 1}")
+    worker_once(jose, database_url)
+    (written,) = conn.execute("select comparison from memory.yearly_comparisons where profile_id = %s", [profile]).fetchone()
+    expect(this_month.locator(".comparison")).to_have_text(written, timeout=10_000)
+    shot(page, "settings-summaries")
 
 
 def test_a_page_without_a_sign_in_says_so(browser: Browser, served: Served) -> None:

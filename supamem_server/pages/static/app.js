@@ -397,12 +397,44 @@ async function loadMemories() {
   anchored.scrollIntoView({ block: "center" });
 }
 
+// Seed 004's summaries: each month with its emotional and cognitive summary and its themes (a
+// theme of more than one month is highlighted: the patterns), and, on demand, the same month a
+// year before compared with it; each week with its themes and patterns.
 async function loadSummaries() {
   const [monthly, weekly] = await Promise.all([api("GET", "/api/summaries/monthly"), api("GET", "/api/summaries/weekly")]);
-  document.getElementById("monthly").replaceChildren(...(monthly.length ? monthly.map((m) =>
-    el("li", {}, `${m.year}-${String(m.month).padStart(2, "0")}: ${m.emotional_summary}`)) : [el("li", {}, "No monthly summaries yet.")]));
+  const months = new Map();
+  for (const m of monthly) for (const theme of m.key_themes || []) months.set(theme, (months.get(theme) || 0) + 1);
+  const themes = (list) => el("span", { class: "themes" }, ...(list || []).map((theme) =>
+    el("span", { class: months.get(theme) > 1 ? "theme recurring" : "theme", title: months.get(theme) > 1
+      ? `A theme of ${months.get(theme)} months` : "" }, theme)));
+  document.getElementById("monthly").replaceChildren(...(monthly.length ? monthly.map((m) => {
+    const label = `${m.year}-${String(m.month).padStart(2, "0")}`;
+    const result = el("p", { class: "comparison" });
+    return el("li", { id: `month-${label}` },
+      el("strong", {}, label), ": ", m.emotional_summary, " ",
+      m.cognitive_summary ? el("span", { class: "cognitive" }, m.cognitive_summary) : "", " ", themes(m.key_themes), " ",
+      el("button", { type: "button", class: "compare", onclick: () => compareMonth(m, result) },
+        `Compare with ${m.year - 1}`), result);
+  }) : [el("li", {}, "No monthly summaries yet.")]));
   document.getElementById("weekly").replaceChildren(...(weekly.length ? weekly.map((w) =>
-    el("li", {}, `Week of ${w.week_start_date}: ${w.emotional_summary}`)) : [el("li", {}, "No weekly summaries yet.")]));
+    el("li", {}, `Week of ${w.week_start_date}: ${w.emotional_summary} `, themes([...(w.key_themes || []),
+      ...(w.dominant_patterns || [])]))) : [el("li", {}, "No weekly summaries yet.")]));
+}
+
+// Seed 004's year over year, on demand from a month: the stored comparison, or the worker's once
+// it has written it (asked again every 2 s for a minute; a comparison is queued once).
+async function compareMonth(month, result, tries = 30) {
+  const answer = await api("POST", `/api/summaries/compare?profile_id=${month.profile_id}&year=${month.year}&month=${month.month}`);
+  if (answer.status === "ready") {
+    result.textContent = answer.comparison;
+  } else if (answer.status === "unavailable") {
+    result.textContent = `Nothing to compare yet: ${month.year - 1} has no summary of this month.`;
+  } else if (tries > 0) {
+    result.textContent = `Comparing with ${month.year - 1}… it appears here when it is written.`;
+    setTimeout(() => compareMonth(month, result, tries - 1), 2000);
+  } else {
+    result.textContent = "The comparison is still being written: look again later.";
+  }
 }
 
 async function refresh() {
@@ -428,10 +460,6 @@ async function settingsPage() {
   const profileFilter = document.getElementById("profile-filter");
   for (const p of profiles) profileFilter.append(el("option", { value: p.id }, p.name));
   document.getElementById("profile-filter-label").hidden = profiles.length < 2;
-  const primary = profiles.find((p) => p.is_primary);
-  const now = new Date();
-  document.getElementById("compare-year").value = now.getFullYear();
-  document.getElementById("compare-month").value = now.getMonth() + 1;
 
   document.getElementById("filters").addEventListener("submit", (event) => { event.preventDefault(); loadMemories(); });
   document.getElementById("type-filter").addEventListener("change", () => loadMemories());
@@ -447,15 +475,6 @@ async function settingsPage() {
   document.getElementById("clear-all").addEventListener("click", async () => {
     if (!confirm("Clear all memories? You can undo each one for 30 days.")) return;
     await api("POST", "/api/memories/clear"); await refresh();
-  });
-  document.getElementById("compare-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    if (!primary) { showError("Select a Main Profile first: comparisons are made from its monthly summaries."); return; }
-    const year = document.getElementById("compare-year").value;
-    const month = document.getElementById("compare-month").value;
-    const result = await api("POST", `/api/summaries/compare?profile_id=${primary.id}&year=${year}&month=${month}`);
-    document.getElementById("compare-result").textContent = result && result.comparison
-      ? result.comparison : `Requested: ${JSON.stringify(result)}. The comparison appears here when the worker has written it.`;
   });
   await Promise.all([refresh(), loadSummaries()]);
   followMemories(() => refresh());
