@@ -135,7 +135,34 @@ class ShortTermMemory:
         return self.delete(user_id, CLARIFICATION_KEY)
 
 
-#: Seed 001's name for the component that holds clarification state.
-ConversationHandler = ShortTermMemory
+class _OnClassOrInstance:
+    """A ShortTermMemory method that seed 001 calls on the class itself
+    (`ConversationHandler.get_clarification(user_id)`): on the class it acts through one shared
+    handler on the default database (`DATABASE_URL`), on an instance through that instance."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type[ConversationHandler]) -> Any:
+        return getattr(ShortTermMemory, self.name).__get__(instance if instance is not None else owner.shared())
+
+
+class ConversationHandler(ShortTermMemory):
+    """Seed 001's name for the component that holds clarification state; its three calls also work
+    on the class, as seed 001's chat endpoint makes them."""
+
+    _shared: ConversationHandler | None = None
+    _shared_lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> ConversationHandler:
+        with cls._shared_lock:
+            if cls._shared is None:
+                cls._shared = cls()
+            return cls._shared
+
+    set_clarification = _OnClassOrInstance()
+    get_clarification = _OnClassOrInstance()
+    clear_clarification = _OnClassOrInstance()
 
 __all__ = ["CLARIFICATION_KEY", "ConversationHandler", "ShortTermMemory"]

@@ -103,8 +103,15 @@ def test_users_do_not_share_state(short_term, make_id):
     assert short_term.get_clarification(bob) is None
 
 
-def test_conversation_handler_is_the_seed_name():
-    assert ConversationHandler is ShortTermMemory
+def test_conversation_handler_answers_on_the_class_as_seed_001_calls_it(client_db, make_id):
+    """Seed 001's chat endpoint calls `ConversationHandler.get_clarification(user_id)` on the class."""
+    user = make_id("handler")
+    ConversationHandler.set_clarification(user, {"options": ["red", "blue"]})
+    assert ConversationHandler.get_clarification(user) == {"options": ["red", "blue"]}
+    assert ShortTermMemory(client_db).get_clarification(user) == {"options": ["red", "blue"]}, "kept in the database"
+    assert ConversationHandler(client_db).clear_clarification(user) is True, "an instance works as before"
+    assert ConversationHandler.get_clarification(user) is None
+    assert isinstance(ConversationHandler.shared(), ShortTermMemory)
 
 
 def test_independent_of_long_term_memory(client_db, short_term, make_id):
