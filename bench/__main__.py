@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from .common import RESULTS_JSON, SCALE, bench_url, log
 
-WORKLOADS = ("context", "writes", "reads", "kv_ttl", "sweep", "memories", "jobs", "locomo")
+WORKLOADS = ("context", "writes", "reads", "kv_ttl", "sweep", "memories", "jobs", "locomo", "sessions")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -691,7 +691,8 @@ METHOD = [
     "- **Scheduler noise in this run.** `select 1`'s p99 in section 1 ranged up to {select1_p99} (its p50 "
     "{select1_p50}), a figure no kit change moves: with client, server, autovacuum and pg_cron on two cores, "
     "a call now and then waits for a core, which the p99 columns and the jobs' RPC tails (section 7) carry.",
-    "- **This file** comes from full `make bench` runs on the kit as committed (all eight workloads, "
+    "- **This file** comes from full `make bench` runs on the kit as committed (all workloads but section 9, which "
+    "was added later and ran alone, "
     "{workload_minutes} minutes of workloads plus the cluster setup); a workload whose code changed since is rerun "
     "alone (`BENCH_ARGS='--only locomo'`), and each section's footer says when it ran. Before/after figures quoted in "
     "the findings for changes that are not benchmark workloads (the reference lookup, the message-search index) come "

@@ -13,9 +13,11 @@ Python calls the RPC functions in schema `memory`; `call()` builds
 
 Connection handling:
 - the pool opens lazily on first use, waiting up to `connect_timeout` for `min_size`
-  connections; connections that died (a database restart) are replaced when they are checked
-  out: `transaction()` pings its connection first, a single call pings one idle for more than
-  `check_idle` seconds and retries once a statement a shutdown cut off (it did not commit);
+  connections (after one direct connection attempt: a server that refuses it is down, and the
+  first call fails at once, as the calls after a failure do); connections that died (a database
+  restart) are replaced when they are checked out: `transaction()` pings its connection first,
+  a single call pings one idle for more than `check_idle` seconds and retries once a statement
+  a shutdown cut off (it did not commit);
 - connections are in autocommit: a single RPC call (`call`, `call_one`, `call_value`) is one
   statement and one round trip, atomic on its own; `transaction()` opens an explicit one;
 - when no connection can be had within `timeout`, or a broken connection is followed by a
@@ -254,7 +256,13 @@ class Database:
                 return self._pool
             if self._reconnecting is not None:
                 raise DatabaseUnavailableError("database unavailable (reconnecting in the background)")
-            # The first open: the caller waits for it, once.
+            # The first open: the caller waits for it, once; but a server that refuses a direct
+            # connection is down, and a process started during an outage answers at once instead
+            # of waiting `connect_timeout` for a pool that cannot open.
+            refused = self._refusal()
+            if refused is not None:
+                self._start_reconnect()
+                raise DatabaseUnavailableError(f"cannot connect to the database: {refused}")
             pool = self._new_pool()
             try:
                 pool.open(wait=True, timeout=self.connect_timeout)
@@ -341,18 +349,19 @@ class Database:
                 return conn
             except psycopg.Error:
                 pool.putconn(conn)
-                if not self._reachable():  # do not wait `timeout` for a pool that cannot connect
+                if self._refusal() is not None:  # do not wait `timeout` for a pool that cannot connect
                     raise psycopg.OperationalError("the database does not answer") from None
         return pool.getconn()
 
-    def _reachable(self) -> bool:
-        """One direct connection attempt: a server that is down refuses it at once."""
+    def _refusal(self) -> str | None:
+        """One direct connection attempt: None when it connects, else why not (a server that is
+        down refuses it at once)."""
         try:
             psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout)),
                             application_name=self.application_name).close()
-            return True
-        except psycopg.Error:
-            return False
+            return None
+        except psycopg.Error as exc:
+            return str(exc).strip() or type(exc).__name__
 
     @contextmanager
     def _checkout(self, *, idle: float) -> Iterator[psycopg.Connection[dict[str, Any]]]:
@@ -431,7 +440,7 @@ class Database:
         the pool): not when the server is down (the pool is retired and reconnects behind)."""
         if attempt == 2 or exc.sqlstate not in _TERMINATED:
             return False
-        if not self._reachable():
+        if self._refusal() is not None:
             self._retire(self._pool)
             return False
         return True

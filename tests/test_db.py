@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from uuid import UUID, uuid4
 
 import pytest
@@ -134,6 +135,19 @@ def test_sqlstates_map_to_typed_errors(client_db, make_id, make_auth_user):
         client_db.call_as(bob, "add_turn", conversation_id=client_db.call_as(bob, "create_conversation")[0]["id"],
                           user_content="q", assistant_content="a", author_id=alice)
     assert client_db.call_as(bob, "turn_history", conversation_id=owned) == []
+
+
+def test_a_first_call_while_the_server_refuses_connections_does_not_wait_for_the_pool(closed_port_url):
+    """A process that starts during an outage: its first call sees the refusal and fails at once
+    (the fallbacks answer), not after `connect_timeout` (a minute here) spent on a pool that cannot open."""
+    db = Database(closed_port_url, connect_timeout=60.0, timeout=60.0, retry_interval=60.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(DatabaseUnavailableError, match="cannot connect to the database"):
+            db.call("count_messages", conversation_id=uuid4())
+        assert time.monotonic() - started < db.connect_timeout / 2, "the first call waited for the pool"
+    finally:
+        db.close()
 
 
 def test_unreachable_database_fails_fast_and_reconnects_in_the_background(closed_port_url, database_url):
