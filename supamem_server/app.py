@@ -34,6 +34,8 @@ class Services:
     embedder: EmbeddingClient
     #: The share of conversations answered without their memories (ServerSettings.memory_holdout).
     memory_holdout: float = 0.0
+    #: Turns of the conversation the chat's prompt shows (ServerSettings.history_turns).
+    history_turns: int = 10
     #: Chat turns answered while the database was unreachable, until they are written back.
     fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -45,7 +47,7 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
     db = db or Database(settings.database_url)
     services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
                         events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
-                        memory_holdout=settings.memory_holdout)
+                        memory_holdout=settings.memory_holdout, history_turns=settings.history_turns)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -169,15 +169,15 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
             tx.call("register_user")
             session, started = _session(tx, body.session, body.profile_id)
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
-                                    query_embedding=vector)
+                                    query_embedding=vector, max_turns=services.history_turns)
     except DatabaseUnavailableError as exc:
         try:
             session = UUID(body.session or "")
         except ValueError:
             session = uuid4()
         log_degraded(log, "chat", session, user, exc)
-        return _Question(services, verified, user, body, session, False, chat_outage.context(services, user, session),
-                         [], None, outage=True)
+        return _Question(services, verified, user, body, session, False,
+                         chat_outage.context(services, user, session, services.history_turns), [], None, outage=True)
     offered = [Offered(m) for m in context.get("memories") or []]
     arm = _arm(services.memory_holdout, session) if offered else None
     return _Question(services, verified, user, body, session, started, context, offered, arm)

@@ -16,9 +16,6 @@ from uuid import UUID
 from supamem.db import Transaction
 from supamem.fallback import flush, write_back_session
 
-#: Turns of the window an outage answers from, as prompt_context's default.
-WINDOW = 10
-
 
 def key(user: UUID, session: UUID) -> str:
     return f"chat:{user}:{session}"
@@ -37,8 +34,9 @@ def write_back(services: Any, user: UUID) -> None:
           lambda k, turns: write_back_session(services.db, UUID(k.removeprefix(prefix)), turns, user, create))
 
 
-def context(services: Any, user: UUID, session: UUID) -> dict[str, Any]:
-    """The prompt context an outage can give: the window remembered, then the turns buffered."""
-    shown = services.fallback.view(key(user, session), None, session_id=str(session), limit=WINDOW)
+def context(services: Any, user: UUID, session: UUID, turns: int) -> dict[str, Any]:
+    """The prompt context an outage can give: the last `turns` of the window remembered and the
+    turns buffered since."""
+    shown = services.fallback.view(key(user, session), None, session_id=str(session), limit=turns)
     return {"history": [{"turn_number": t.turn_number, "user_content": t.query_text,
                          "assistant_content": t.response_text} for t in shown]}

@@ -29,6 +29,9 @@ class ServerSettings(BaseModel):
     #: memories selected for them, each such answer marked `memory_arm: holdout` in its metadata
     #: (the others `memories`), so helpfulness can be compared with and without memories. 0: off.
     memory_holdout: float = Field(0.0, ge=0, le=1)
+    #: Turns of the conversation the chat's prompt shows (seed 000's window of 10; seed 001's
+    #: `CONVERSATION_HISTORY_LIMIT`).
+    history_turns: int = Field(10, ge=1, le=50)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
@@ -43,4 +46,5 @@ class ServerSettings(BaseModel):
             audience=env.get("SUPABASE_JWT_AUDIENCE") or "authenticated",
             database_url=env.get("DATABASE_URL") or None,
             memory_holdout=float(env.get("SUPAMEM_MEMORY_HOLDOUT") or 0),
+            history_turns=int(env.get("CONVERSATION_HISTORY_LIMIT") or 10),
         )

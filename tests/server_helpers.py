@@ -129,11 +129,12 @@ def busy_connections(database_url: str) -> int:
 
 
 def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: EmbeddingClient | None = None,
-          llm: LLMClient | None = None, db: Database | None = None, memory_holdout: float = 0.0) -> Iterator[Served]:
+          llm: LLMClient | None = None, db: Database | None = None, **options: Any) -> Iterator[Served]:
+    """The app on loopback; `options` are ServerSettings fields (memory_holdout, history_turns...)."""
     jwks = JWKS()
     db = db or Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0,
-                              memory_holdout=memory_holdout)
+                              **options)
     app = create_app(settings, db=db, llm=llm or LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
                      embedder=embedder or EmbeddingClient(LLMSettings(provider="offline")))
     # The socket listens before uvicorn runs, so requests wait in its backlog instead of racing the start.

@@ -16,6 +16,7 @@ from server_helpers import Person, Served, busy_connections, serve
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
 from jobs.llm import LLMClient, LLMSettings
 from supamem_server.chat_prompt import SYSTEM_PROMPT
+from supamem_server.settings import ServerSettings
 
 
 def _profiled(person: Person) -> str:
@@ -332,3 +333,24 @@ def test_a_stream_cut_off_ends_with_an_error_event_and_stores_nothing(
         (conversations,) = postgres_conn.execute(
             "select count(*) from memory.conversations where user_id = %s", [bob.id]).fetchone()
         assert conversations == 0, "the sessions these requests started are gone, and no turn was stored"
+
+
+def test_the_prompt_shows_the_window_of_turns_the_server_is_set_to(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 001's CONVERSATION_HISTORY_LIMIT sets how many turns the chat's prompt shows (10 by
+    default, seed 000's window); out of range it is refused when the server starts."""
+    assert ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s", "CONVERSATION_HISTORY_LIMIT": "3"}).history_turns == 3
+    assert ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s"}).history_turns == 10
+    with pytest.raises(ValueError, match="history_turns"):
+        ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s", "CONVERSATION_HISTORY_LIMIT": "0"})
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server), history_turns=2):
+        kim = served.person()
+        llm_server.enqueue(*(chat_completion(f"Answer {i}.") for i in range(4)))
+        conversation = None
+        for i in range(4):
+            conversation = kim.http.post("/chat", json={"message": f"Question {i}?", "conversation_id": conversation}).json()[
+                "conversation_id"]
+        system = llm_server.requests[-1].json["messages"][0]["content"]
+        assert "Turn 2:\nUser: Question 1?" in system and "Turn 3:\nUser: Question 2?" in system
+        assert "Question 0?" not in system, "only the last two turns are shown"
