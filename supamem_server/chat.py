@@ -44,7 +44,7 @@ from fastapi.responses import StreamingResponse
 
 from jobs.llm import LLMError, Usage
 from supamem.db import Transaction
-from supamem.errors import DatabaseUnavailableError
+from supamem.errors import DatabaseUnavailableError, SupamemError
 from supamem.fallback import check_buffered_text, log_degraded
 from supamem.models import Turn
 
@@ -223,7 +223,14 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
             yield _event("error", json.dumps({"detail": "the language model stopped answering; try again"}))
             return
         reply = "".join(text)
-        yield _event("done", question.finish(reply, llm.usage(prompt, reply)).model_dump_json())
+        try:
+            stored = question.finish(reply, llm.usage(prompt, reply))
+        except SupamemError as exc:  # the status line is long gone: the stream says it instead
+            log.error("the streamed answer could not be stored (user_id=%s, session_id=%s): %s",
+                      question.user, question.session, exc)
+            yield _event("error", json.dumps({"detail": f"the answer could not be stored: {exc}"}))
+            return
+        yield _event("done", stored.model_dump_json())
 
     return StreamingResponse(events(), media_type="text/event-stream")
 

@@ -354,3 +354,22 @@ def test_the_prompt_shows_the_window_of_turns_the_server_is_set_to(
         system = llm_server.requests[-1].json["messages"][0]["content"]
         assert "Turn 2:\nUser: Question 1?" in system and "Turn 3:\nUser: Question 2?" in system
         assert "Question 0?" not in system, "only the last two turns are shown"
+
+
+def test_a_streamed_answer_that_cannot_be_stored_ends_with_an_error_event(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """The status line went out with the first piece: a turn the database refuses afterwards (here
+    its conversation was deleted while the model wrote) is reported in the stream."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        lena = served.person()
+
+        def delete_the_conversation(user: Any = lena.id) -> None:
+            postgres_conn.execute("delete from memory.conversations where user_id = %s", [user])
+
+        llm_server.enqueue(Scripted(200, chunks=sse_chunks("Gone", " soon."), between=delete_the_conversation))
+        events = _stream_chat(lena, {"message": "Are you there?"})
+        assert [kind for kind, _ in events] == ["token", "token", "error"]
+        assert events[-1][1]["detail"].startswith("the answer could not be stored")
+        (messages,) = postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [lena.id]).fetchone()
+        assert messages == 0
