@@ -15,7 +15,7 @@ from jobs.llm import LLMClient
 from supamem.db import Database
 from supamem.fallback import FallbackBuffer
 
-from . import chat, conversations, errors, events, memories, pages, participants, profiles
+from . import chat, chat_outage, conversations, errors, events, memories, pages, participants, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
@@ -49,9 +49,13 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
                         events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
                         memory_holdout=settings.memory_holdout, history_turns=settings.history_turns)
 
+    write_back = chat_outage.WriteBack(services, settings.write_back_interval)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        write_back.start()
         yield
+        write_back.stop()
         services.events.close()
         services.db.close()
         services.llm.close()

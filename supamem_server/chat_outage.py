@@ -2,19 +2,27 @@
 
 While the database cannot be reached, a question is answered from the session's last window this
 server read plus the turns answered since (no memories, no summary), and its turn waits in the
-server's memory (supamem.fallback, keyed by user and session; a new session gets its id here). The
-user's next request that reaches the database writes their turns back first, exactly once, into
-that session (made with that id when no conversation has it). A WARNING names the user and
-session. Buffered turns live in this process only: a restart before the write-back loses them.
+server's memory (supamem.fallback, keyed by user and session; a new session gets its id here).
+They are written back exactly once, into that session (made with that id when no conversation has
+it): by the user's next request that reaches the database, before anything else, and by the
+app's background write-back (`WriteBack`) every few seconds once the database is back, and once
+more when the app stops, so a user who does not come back loses nothing either. A WARNING names
+the user and session. Buffered turns live in this process only: a crash before the database
+returns loses them.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 from uuid import UUID
 
 from supamem.db import Transaction
+from supamem.errors import SupamemError
 from supamem.fallback import flush, write_back_session
+
+log = logging.getLogger(__name__)
 
 
 def key(user: UUID, session: UUID) -> str:
@@ -40,3 +48,37 @@ def context(services: Any, user: UUID, session: UUID, turns: int) -> dict[str, A
     shown = services.fallback.view(key(user, session), None, session_id=str(session), limit=turns)
     return {"history": [{"turn_number": t.turn_number, "user_content": t.query_text,
                          "assistant_content": t.response_text} for t in shown]}
+
+
+class WriteBack:
+    """The app's background write-back: every `interval` seconds, while turns are held and the
+    database is up, each user's turns go in as their next request would write them."""
+
+    def __init__(self, services: Any, interval: float) -> None:
+        self.services = services
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="supamem-chat-write-back", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the loop, then write back what is held one last time (if the database is up)."""
+        self._stop.set()
+        self._thread.join()
+        self.once()
+
+    def once(self) -> None:
+        users = {UUID(k.split(":")[1]) for k in self.services.fallback.pending_keys("chat:")}
+        for user in users:
+            try:
+                write_back(self.services, user)
+            except SupamemError as exc:  # still down (or refused): the turns stay held
+                log.debug("chat write-back deferred for user %s: %s", user, exc)
+                return
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            if self.services.fallback.has_pending("chat:") and self.services.db.wait_available(0):
+                self.once()

@@ -32,6 +32,8 @@ class ServerSettings(BaseModel):
     #: Turns of the conversation the chat's prompt shows (seed 000's window of 10; seed 001's
     #: `CONVERSATION_HISTORY_LIMIT`).
     history_turns: int = Field(10, ge=1, le=50)
+    #: Seconds between the background write-backs of chat turns held through an outage.
+    write_back_interval: float = Field(5.0, gt=0)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:

@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import psycopg
+import pytest
 
 
 def age_turns(
@@ -87,3 +90,15 @@ def run_module(
 def run_cli(database_url: str, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     """`supamem ARGS` (supamem.cli) in a subprocess."""
     return run_module("supamem.cli", database_url, *args, stdin=stdin, **env)
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)  # polling interval, not a timing assumption

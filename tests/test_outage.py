@@ -23,6 +23,7 @@ from uuid import UUID
 
 import psycopg
 import pytest
+from client_helpers import wait_for
 from llm_server import chat_completion, llm_server  # noqa: F401 (fixture)
 from psycopg.conninfo import conninfo_to_dict
 from server_helpers import serve
@@ -276,3 +277,28 @@ def test_the_chat_answers_through_an_outage_and_writes_its_turns_back(outage_url
             llm_server.enqueue(chat_completion("Go on."))
             alice.http.post("/chat", json={"message": "Go on", "conversation_id": fresh["conversation_id"]})
             assert [r[0] for r in _messages(outage_url, fresh["conversation_id"])] == [1, 1, 2, 2], "written back once"
+
+
+@pytest.mark.parametrize("interval", [0.2, 3600.0], ids=["while-running", "when-stopping"])
+def test_chat_turns_held_through_an_outage_are_written_back_without_another_request(
+    outage_url, request, llm_server, interval,  # noqa: F811
+):
+    """A user who never comes back loses nothing: the app's background write-back stores the held
+    turn once the database is back (every `interval` seconds), or when the app stops."""
+    request.addfinalizer(lambda: db_sh("start"))
+    db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=0.2)
+    model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
+    with psycopg.connect(outage_url, autocommit=True) as conn:
+        for served in serve(outage_url, conn, llm=model, db=db, write_back_interval=interval):
+            maria = served.person()
+            llm_server.enqueue(chat_completion("Hello."), chat_completion("Held for later."))
+            session = maria.http.post("/chat", json={"message": "Hi"}).json()["conversation_id"]
+            db_sh("stop")
+            held = maria.http.post("/chat", json={"message": "Are you keeping this?", "conversation_id": session})
+            assert held.json()["degraded"] is True
+            db_sh("start")
+            assert db.wait_available(60)
+            if interval < 60:  # while the app still runs, with no other request
+                wait_for(lambda held=session: len(_messages(outage_url, held)) == 4, 30, "the background write-back")
+    rows = _messages(outage_url, session)
+    assert [(r[0], r[2]) for r in rows] == [(1, "Hi"), (1, "Hello."), (2, "Are you keeping this?"), (2, "Held for later.")]

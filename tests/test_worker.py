@@ -20,10 +20,9 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -31,24 +30,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from client_helpers import wait_for
 from job_helpers import JobKit
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.02)  # polling interval, not a timing assumption
 
 
 def worker_env(database_url: str, **llm: str) -> dict[str, str]:
