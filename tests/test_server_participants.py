@@ -44,6 +44,12 @@ def test_a_participant_chats_in_the_shared_conversation_as_themselves(served: Se
     ).fetchone()
     assert str(stored) == profile, "the guest's own profile: their words feed their memory"
     assert stranger.http.put(f"/api/conversations/{shared}/participants/me", json={"profile_id": None}).status_code == 404
+    owner.http.post("/api/profiles", json={"name": "Owner", "primary": True})
+    owner.http.post("/api/memories", json={"content": "Owns a sailing boat", "type": "fact"})
+    guest.http.post("/api/memories", json={"content": "Plays the violin", "type": "fact"})
+    answered = guest.http.post("/chat", json={"message": "What should I practise?", "conversation_id": shared}).json()
+    assert [m["content"] for m in answered["used_memories"]] == ["Plays the violin"], \
+        "the guest's prompt holds their own memories, never the owner's"
 
     assert stranger.http.delete(f"/api/conversations/{shared}/participants/{guest.id}").status_code == 404
     assert guest.http.delete(f"/api/conversations/{shared}/participants/{guest.id}").status_code == 204

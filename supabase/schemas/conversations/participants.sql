@@ -66,3 +66,24 @@ grant insert, delete on memory.participants to authenticated;
 grant select, insert, update, delete on memory.participants to service_role;
 grant select (conversation_id, user_id, tenant_id, joined_at), update (profile_id) on memory.participants
 to authenticated;
+
+-- Why: the profile the caller chose for a conversation they take part in, for their own prompt
+-- (prompt_context). The column is not granted to signed-in users, so that no one reads another
+-- participant's choice; this answers only about the caller, and null to anyone else.
+create function memory_private.chosen_profile(p_conversation_id uuid)
+returns uuid
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+    return (
+        select p.profile_id from memory.participants as p
+        where p.conversation_id = p_conversation_id and p.user_id = (select auth.uid())
+    );
+end
+$$;
+
+revoke all on function memory_private.chosen_profile(uuid) from public, anon, authenticated, service_role;
+grant execute on function memory_private.chosen_profile(uuid) to authenticated, service_role;

@@ -1,7 +1,8 @@
 -- Why: the app builds a prompt in one round trip: the window of turns, the turn the user points at,
 -- the latest conversation summary and, only when the conversation's profile is its owner's primary
 -- one and "remember" is on (seed 004), the selected memories and newest weekly and monthly
--- summaries. Read-only: memories count as used when the answer is stored with their ids. json, not
+-- summaries. In together mode a participant's prompt holds their own memories and summaries, of
+-- the profile they chose for the conversation (the gate's rule), never the owner's. Read-only: memories count as used when the answer is stored with their ids. json, not
 -- jsonb: the document is built once and sent, and jsonb's building (a sorted object per row) and
 -- its output took about a fifth of the call.
 create function memory.prompt_context(
@@ -23,17 +24,30 @@ declare
     v_profiled boolean := false;
     v_history json;
     v_position integer := memory_private.reference_position(p_query);
+    v_caller uuid := (select auth.uid());
+    -- Whose memory the prompt holds: the owner's, or a participant's own.
+    v_user uuid;
+    v_profile uuid;
 begin
     select c.* into v_conversation from memory.conversations as c where c.id = p_conversation_id;
-    v_profiled := found and v_conversation.remember and exists (
-        select 1 from memory.profiles as p
-        where p.id = v_conversation.profile_id and p.user_id = v_conversation.user_id and p.is_primary
-    );
+    if found then
+        v_user := v_conversation.user_id;
+        v_profile := v_conversation.profile_id;
+        -- Another reader who is no participant (a tenant admin) gets the owner's, as the policies let them.
+        if v_caller <> v_conversation.user_id and exists (
+            select 1 from memory.participants as p where p.conversation_id = p_conversation_id and p.user_id = v_caller
+        ) then
+            v_user := v_caller;
+            v_profile := memory_private.chosen_profile(p_conversation_id);
+        end if;
+        v_profiled := v_conversation.remember and exists (
+            select 1 from memory.profiles as p where p.id = v_profile and p.user_id = v_user and p.is_primary
+        );
+    end if;
     if v_profiled then
         select coalesce(json_agg(s), '[]') into v_memories
         from memory.select_memories(
-            v_conversation.user_id, v_conversation.profile_id, p_query, p_memory_limit, p_token_budget,
-            p_query_embedding => p_query_embedding
+            v_user, v_profile, p_query, p_memory_limit, p_token_budget, p_query_embedding => p_query_embedding
         ) as s;
     end if;
     v_history := coalesce(
@@ -54,12 +68,12 @@ begin
         ),
         'weekly_summary', case when v_profiled then (
             select to_json(w) from memory.weekly_summaries as w
-            where w.profile_id = v_conversation.profile_id
+            where w.profile_id = v_profile
             order by w.week_start_date desc limit 1
         ) end,
         'monthly_summary', case when v_profiled then (
             select to_json(m) from memory.monthly_summaries as m
-            where m.profile_id = v_conversation.profile_id
+            where m.profile_id = v_profile
             order by m.year desc, m.month desc limit 1
         ) end
     );

@@ -2,7 +2,7 @@
 -- trip: the newest max_turns turns oldest-first ("history") and the turn the query points at
 -- ("referenced_turn", null when it points nowhere). Callers get only what they may read.
 begin;
-select plan(17);
+select plan(21);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-prompt-context');
@@ -98,6 +98,41 @@ select tests.authenticate_as_service_role();
 select is(
     (memory.prompt_context(tests.recall('conv')::uuid, 'kanina')::jsonb -> 'referenced_turn' ->> 'turn_number')::integer, 12,
     'service_role builds the owner''s context'
+);
+
+-- Together mode: each prompt holds its reader's own memories, of the profile they chose for the
+-- conversation (the gate's rule), never the other's.
+select tests.clear_authentication();
+insert into memory.profiles (user_id, name, is_primary) values
+(tests.recall('owner')::uuid, 'Owner main', true), (tests.recall('participant')::uuid, 'Guest main', true);
+update memory.conversations set profile_id = (select id from memory.profiles where user_id = tests.recall('owner')::uuid)
+where id = tests.recall('conv')::uuid;
+select tests.authenticate_as_service_role();
+select memory.remember('Owns a sailing boat', 'fact', tests.recall('owner')::uuid);
+select memory.remember('Plays the violin', 'fact', tests.recall('participant')::uuid);
+select tests.authenticate_as(tests.recall('participant')::uuid);
+select is(
+    memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'memories', '[]'::jsonb,
+    'a participant who chose no profile gets no memories, and never the owner''s'
+);
+update memory.participants set profile_id = (select id from memory.profiles where user_id = tests.recall('participant')::uuid)
+where conversation_id = tests.recall('conv')::uuid and user_id = tests.recall('participant')::uuid;
+select is(
+    array(select m ->> 'content' from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'memories') as m),
+    array['Plays the violin'],
+    'a participant on their Main Profile gets their own memories'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(
+    array(select m ->> 'content' from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'memories') as m),
+    array['Owns a sailing boat'],
+    'the owner gets theirs'
+);
+select tests.authenticate_as_service_role();
+select is(
+    array(select m ->> 'content' from jsonb_array_elements(memory.prompt_context(tests.recall('conv')::uuid)::jsonb -> 'memories') as m),
+    array['Owns a sailing boat'],
+    'service_role builds the owner''s prompt'
 );
 
 -- Expired turns never reach a prompt, before any sweep.

@@ -1,0 +1,101 @@
+-- Together mode: a participant's prompt_context holds their own memories and summaries, of the profile
+-- they chose for the conversation (the gate's rule), never the owner's; memory_private.chosen_profile
+-- tells a caller their own choice, a column no signed-in user reads.
+set check_function_bodies = off;
+
+create or replace function memory_private.chosen_profile(p_conversation_id uuid)
+returns uuid
+language plpgsql
+stable security definer
+set search_path to ''
+as $function$
+begin
+    return (
+        select p.profile_id from memory.participants as p
+        where p.conversation_id = p_conversation_id and p.user_id = (select auth.uid())
+    );
+end
+$function$;
+
+create or replace function memory.prompt_context(
+    p_conversation_id uuid,
+    p_query text default null::text,
+    p_max_turns integer default 10,
+    p_memory_limit integer default null::integer,
+    p_token_budget integer default null::integer,
+    p_query_embedding extensions.vector default null::extensions.vector
+)
+returns json
+language plpgsql
+stable
+set search_path to ''
+as $function$
+declare
+    v_conversation memory.conversations;
+    v_memories json := '[]';
+    v_profiled boolean := false;
+    v_history json;
+    v_position integer := memory_private.reference_position(p_query);
+    v_caller uuid := (select auth.uid());
+    -- Whose memory the prompt holds: the owner's, or a participant's own.
+    v_user uuid;
+    v_profile uuid;
+begin
+    select c.* into v_conversation from memory.conversations as c where c.id = p_conversation_id;
+    if found then
+        v_user := v_conversation.user_id;
+        v_profile := v_conversation.profile_id;
+        -- Another reader who is no participant (a tenant admin) gets the owner's, as the policies let them.
+        if v_caller <> v_conversation.user_id and exists (
+            select 1 from memory.participants as p where p.conversation_id = p_conversation_id and p.user_id = v_caller
+        ) then
+            v_user := v_caller;
+            v_profile := memory_private.chosen_profile(p_conversation_id);
+        end if;
+        v_profiled := v_conversation.remember and exists (
+            select 1 from memory.profiles as p where p.id = v_profile and p.user_id = v_user and p.is_primary
+        );
+    end if;
+    if v_profiled then
+        select coalesce(json_agg(s), '[]') into v_memories
+        from memory.select_memories(
+            v_user, v_profile, p_query, p_memory_limit, p_token_budget, p_query_embedding => p_query_embedding
+        ) as s;
+    end if;
+    v_history := coalesce(
+        (select json_agg(h order by h.turn_number)
+        from memory_private.turn_history(p_conversation_id, p_max_turns) as h),
+        '[]'
+    );
+    return json_build_object(
+        'conversation_id', p_conversation_id,
+        'history', v_history,
+        -- The referenced turn comes from the window just built (resolve_reference's rule).
+        'referenced_turn', v_history -> (case when v_position > 0 then v_position - 1 else v_position end),
+        'memories', v_memories,
+        'conversation_summary', (
+            select to_json(s) from memory.conversation_summaries as s
+            where s.conversation_id = p_conversation_id
+            order by s.to_turn desc limit 1
+        ),
+        'weekly_summary', case when v_profiled then (
+            select to_json(w) from memory.weekly_summaries as w
+            where w.profile_id = v_profile
+            order by w.week_start_date desc limit 1
+        ) end,
+        'monthly_summary', case when v_profiled then (
+            select to_json(m) from memory.monthly_summaries as m
+            where m.profile_id = v_profile
+            order by m.year desc, m.month desc limit 1
+        ) end
+    );
+end
+$function$;
+
+
+revoke all on function memory.prompt_context(uuid, text, integer, integer, integer, extensions.vector)
+from public, anon, authenticated, service_role;
+grant execute on function memory.prompt_context(uuid, text, integer, integer, integer, extensions.vector)
+to authenticated, service_role;
+revoke all on function memory_private.chosen_profile(uuid) from public, anon, authenticated, service_role;
+grant execute on function memory_private.chosen_profile(uuid) to authenticated, service_role;
