@@ -18,6 +18,8 @@ class Row(BaseModel):
 
 class Conversation(Row):
     id: UUID
+    #: The owner (in together mode others take part).
+    user_id: UUID
     title: str | None
     mode: str
     profile_id: UUID | None

@@ -26,6 +26,11 @@ class Participant(Row):
     joined_at: datetime
 
 
+class MyParticipation(Participant):
+    #: The profile the caller chose for the conversation (only they may read it).
+    profile_id: UUID | None = None
+
+
 class NewParticipant(BaseModel):
     user_id: UUID
 
@@ -56,16 +61,25 @@ def add_participant(tx: Tx, conversation_id: UUID, body: NewParticipant) -> Part
     return Participant.model_validate(rows[0])
 
 
-@router.put("/me", response_model=Participant, summary="Choose your own profile for a conversation you take part in")
-def choose_profile(tx: Tx, conversation_id: UUID, body: ChosenProfile) -> Participant:
+def _mine(tx: Tx, conversation_id: UUID) -> MyParticipation:
     rows = tx.execute(
-        f"update memory.participants set profile_id = %s where conversation_id = %s and user_id = (select auth.uid())"
-        f" returning {_COLUMNS}",
-        [body.profile_id, conversation_id],
-    )
+        f"select {_COLUMNS}, memory_private.chosen_profile(conversation_id) as profile_id from memory.participants"
+        " where conversation_id = %s and user_id = (select auth.uid())", [conversation_id])
     if not rows:
         raise NotFoundError("you do not take part in this conversation", sqlstate="P0002")
-    return Participant.model_validate(rows[0])
+    return MyParticipation.model_validate(rows[0])
+
+
+@router.get("/me", response_model=MyParticipation, summary="Your part in a conversation, with the profile you chose")
+def my_participation(tx: Tx, conversation_id: UUID) -> MyParticipation:
+    return _mine(tx, conversation_id)
+
+
+@router.put("/me", response_model=MyParticipation, summary="Choose your own profile for a conversation you take part in")
+def choose_profile(tx: Tx, conversation_id: UUID, body: ChosenProfile) -> MyParticipation:
+    tx.execute("update memory.participants set profile_id = %s where conversation_id = %s and user_id = (select auth.uid())",
+               [body.profile_id, conversation_id])
+    return _mine(tx, conversation_id)
 
 
 @router.delete("/{user_id}", status_code=204, summary="Leave, or (the owner) remove someone")

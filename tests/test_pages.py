@@ -217,6 +217,39 @@ def test_the_answer_appears_as_the_model_writes_it(
             page.context.close()  # its live event stream would keep this server from stopping
 
 
+def test_a_participant_chats_in_a_shared_conversation_from_their_own_profile(browser: Browser, served: Served) -> None:
+    """Seed 004: profile selection works in together mode: the participant picks their own Main
+    Profile for the shared conversation, and their memory icon lights up; the owner's is unchanged."""
+    owner, guest = served.person(), served.person()
+    guest_profile = with_main_profile(guest)
+    shared = owner.http.post("/api/conversations", json={"title": "Trip planning", "mode": "together"}).json()["id"]
+    assert owner.http.post(f"/api/conversations/{shared}/participants", json={"user_id": str(guest.id)}).status_code == 201
+    served.postgres_conn.execute("select memory.add_turn(%s, 'Where should we go?', 'Porto or Lisbon.')", [shared])
+
+    page = signed_in(browser, served, guest, f"/chat?c={shared}")
+    expect(page.locator("#messages li")).to_have_text(["Where should we go?", "Porto or Lisbon."])
+    expect(page.locator("#profile-select")).to_have_value("")
+    expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
+    expect(page.locator("#remember-toggle")).to_be_disabled()
+    page.select_option("#profile-select", guest_profile)
+    expect(page.locator("#memory-icon")).not_to_have_class("memory-icon off")
+    assert guest.http.get(f"/api/conversations/{shared}/participants/me").json()["profile_id"] == guest_profile
+    assert owner.http.get(f"/api/conversations/{shared}").json()["profile_id"] is None, "the owner's choice is untouched"
+
+    page.fill("#chat-input", "I vote for Porto")
+    page.click("#chat-form button[type=submit]")
+    expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_count(2)
+    assert page.url.endswith(f"?c={shared}"), "the guest stays in the shared conversation"
+    authors = served.postgres_conn.execute(
+        "select author_id from memory.messages where conversation_id = %s and role = 'user' order by turn_number", [shared]
+    ).fetchall()
+    assert authors == [(None,), (guest.id,)]
+    shot(page, "chat-together")
+    page.reload()
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#profile-select")).to_have_value(guest_profile)
+
+
 def test_a_generic_chat_shows_a_grey_icon(browser: Browser, served: Served) -> None:
     bob = served.person()
     page = signed_in(browser, served, bob, "/chat")

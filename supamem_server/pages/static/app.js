@@ -92,7 +92,19 @@ function signin() {
 
 // --- chat -----------------------------------------------------------------------------------
 
-const chat = { session: null, profiles: [], overview: null, conversation: null, undo: null };
+const chat = { session: null, profiles: [], overview: null, conversation: null, participation: null, undo: null };
+
+// The signed-in user's id, from the access token's claims.
+function me() {
+  const payload = token().split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+  return JSON.parse(atob(payload)).sub;
+}
+
+// The profile this chat's memory follows: the conversation's, or in together mode the one the
+// participant chose for it.
+function chatProfileId() {
+  return chat.participation ? chat.participation.profile_id : (chat.conversation && chat.conversation.profile_id);
+}
 
 function primaryProfile() {
   return chat.profiles.find((p) => p.is_primary) || null;
@@ -101,7 +113,7 @@ function primaryProfile() {
 function memoryActive() {
   const c = chat.conversation;
   const primary = primaryProfile();
-  return Boolean(c && primary && c.profile_id === primary.id && c.remember && !chat.overview.memory_paused);
+  return Boolean(c && primary && chatProfileId() === primary.id && c.remember && !chat.overview.memory_paused);
 }
 
 function renderHeader() {
@@ -112,8 +124,9 @@ function renderHeader() {
   icon.setAttribute("aria-label", label);
   icon.title = label;
   const toggle = document.getElementById("remember-toggle");
-  toggle.disabled = !chat.conversation || !chat.conversation.profile_id || chat.conversation.archived;
-  toggle.checked = Boolean(chat.conversation && chat.conversation.remember && chat.conversation.profile_id);
+  // "Remember in this chat" is the owner's switch.
+  toggle.disabled = !chat.conversation || !chatProfileId() || chat.conversation.archived || Boolean(chat.participation);
+  toggle.checked = Boolean(chat.conversation && chat.conversation.remember && chatProfileId());
 }
 
 // Seed 002's sidebar: recent conversations, or those the search finds (titles first, then by
@@ -146,14 +159,17 @@ function showConversation(conversation) {
 
 async function openConversation(id) {
   const conversation = await api("GET", `/api/conversations/${id}`);
+  // Someone else's conversation this user takes part in (together mode): their own profile for it.
+  chat.participation = conversation.user_id === me() ? null : await api("GET", `/api/conversations/${id}/participants/me`);
   showConversation(conversation);
-  document.getElementById("profile-select").value = conversation.profile_id || "";
+  document.getElementById("profile-select").value = chatProfileId() || "";
   document.getElementById("messages").replaceChildren();
   for (const message of conversation.messages) addMessage(message.role, message.content);
   await loadConversations();
 }
 
 async function startSession(profileId) {
+  chat.participation = null;
   const body = profileId ? { mode: "profile", profile_id: profileId } : { mode: "chat" };
   showConversation(await api("POST", "/api/conversations", body));
   document.getElementById("messages").replaceChildren();
@@ -250,7 +266,13 @@ async function chatPage() {
   }
   // Seed 004: the profile selected is the conversation's (its memory follows the Main Profile).
   select.addEventListener("change", async () => {
-    showConversation(await api("PUT", `/api/conversations/${chat.session}`, { profile_id: select.value || null }));
+    const profileId = select.value || null;
+    if (chat.participation) {
+      chat.participation = await api("PUT", `/api/conversations/${chat.session}/participants/me`, { profile_id: profileId });
+      renderHeader();
+    } else {
+      showConversation(await api("PUT", `/api/conversations/${chat.session}`, { profile_id: profileId }));
+    }
   });
   document.getElementById("new-conversation").addEventListener("click", () => startSession(select.value || null));
   let searching = null;
