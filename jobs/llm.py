@@ -662,10 +662,6 @@ class LLMClient:
                                  attempts=attempts) from None
         return Completion(value=text, usage=self.usage(messages, text, body), attempts=attempts)
 
-    def reply(self, messages: list[dict[str, Any]]) -> str:
-        """`answer`'s text alone."""
-        return self.answer(messages).value
-
     def stream(self, messages: list[dict[str, Any]]) -> Iterator[str]:
         """A chat answer in pieces, as the model writes it. Failures before the first piece are
         retried as `answer`'s are, and raised from the first `next()`; a failure after it is raised

@@ -23,6 +23,7 @@ from psycopg import sql
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .acting import Acting
+from .db import Transaction
 from .errors import InvalidInputError, NotFoundError
 from .identity import TenantKey, as_uuid
 from .models import Conversation, Message
@@ -94,25 +95,12 @@ class ConversationService(Acting):
         self, conversation_id: UUID | str, user_id: str | UUID, updates: dict[str, Any], *, tenant_id: TenantKey = None,
     ) -> Conversation:
         """Change the title, archive it, toggle "remember", select a profile, the mode, metadata."""
-        unknown = sorted(set(updates) - set(UPDATABLE))
-        if unknown:
-            raise InvalidInputError(f"cannot update {', '.join(unknown)}: only {', '.join(UPDATABLE)}")
         if not updates:
             return self.get_conversation(conversation_id, user_id, tenant_id=tenant_id)
         owner = self._owner(user_id, tenant_id, create=False)
-        # Column names come from UPDATABLE, never from input; values are parameters.
-        assignments = sql.SQL(", ").join(
-            sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in updates
-        )
         with self._transaction(owner) as tx:
-            rows = tx.execute(
-                sql.SQL("update memory.conversations set {} where id = %(id)s and user_id = %(user)s returning *").format(
-                    assignments),
-                {**updates, "id": _uuid(conversation_id), "user": owner.id},
-            )
-        if not rows:
-            raise NotFoundError("conversation not found", sqlstate="P0002")
-        return Conversation.model_validate(rows[0])
+            row = update_conversation_row(tx, _uuid(conversation_id), updates, owner.id)
+        return Conversation.model_validate(row)
 
     def delete_conversation(self, conversation_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> bool:
         """Delete it with its messages; False when the user has no such conversation."""
@@ -140,6 +128,26 @@ class ConversationService(Acting):
         rows = self.db.call("history", conversation_id=_uuid(conversation_id), limit=limit, offset=offset,
                             newest_first=True)
         return [Message.model_validate(r) for r in rows]
+
+
+def update_conversation_row(
+    tx: Transaction, conversation_id: UUID, changes: dict[str, Any], user_id: UUID | None = None,
+) -> dict[str, Any]:
+    """One statement: `changes` (columns of UPDATABLE) to a conversation of `user_id`, or, with no
+    user, whichever row-level security lets the caller change; NotFoundError when there is none."""
+    unknown = sorted(set(changes) - set(UPDATABLE))
+    if unknown:
+        raise InvalidInputError(f"cannot update {', '.join(unknown)}: only {', '.join(UPDATABLE)}")
+    # Column names come from UPDATABLE, never from input; values are parameters.
+    assignments = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in changes)
+    rows = tx.execute(
+        sql.SQL("update memory.conversations set {} where id = %(id)s"
+                " and (%(user)s::uuid is null or user_id = %(user)s::uuid) returning *").format(assignments),
+        {**changes, "id": conversation_id, "user": user_id},
+    )
+    if not rows:
+        raise NotFoundError("conversation not found", sqlstate="P0002")
+    return rows[0]
 
 
 def _uuid(value: UUID | str) -> UUID:

@@ -68,8 +68,7 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
         # Their own conversation, or one they take part in (together mode: the question is theirs).
         if wanted is not None and tx.execute(
             "select 1 from memory.conversations as c where c.id = %s and not c.archived and (c.user_id = (select auth.uid())"
-            " or exists (select 1 from memory.participants as p"
-            " where p.conversation_id = c.id and p.user_id = (select auth.uid())))",
+            " or c.id = any((select memory_private.joined_conversations())::uuid[]))",
             [wanted],
         ):
             return wanted, False

@@ -25,21 +25,28 @@ from supamem.fallback import flush, write_back_session
 log = logging.getLogger(__name__)
 
 
+PREFIX = "chat:"
+
+
 def key(user: UUID, session: UUID) -> str:
-    return f"chat:{user}:{session}"
+    return f"{PREFIX}{user}:{session}"
 
 
-def write_back(services: Any, user: UUID) -> None:
-    """The user's turns answered during an outage go in before anything else is read."""
-    prefix = f"chat:{user}:"
+def write_back(services: Any, user: UUID | None = None) -> None:
+    """Held turns go in: the user's, before their request reads anything, or (no user) everyone's."""
+    prefix = PREFIX if user is None else f"{PREFIX}{user}:"
     if not services.fallback.has_pending(prefix):
         return
 
-    def create(tx: Transaction, session: UUID | None) -> UUID:
-        return tx.call_one("create_conversation", user_id=user, id=session)["id"]  # type: ignore[index]
+    def write(held: str, turns: list[Any]) -> tuple[UUID, int]:
+        owner, session = (UUID(part) for part in held.removeprefix(PREFIX).split(":"))
 
-    flush(services.fallback, prefix, services.flush_lock,
-          lambda k, turns: write_back_session(services.db, UUID(k.removeprefix(prefix)), turns, user, create))
+        def create(tx: Transaction, wanted: UUID | None) -> UUID:
+            return tx.call_one("create_conversation", user_id=owner, id=wanted)["id"]  # type: ignore[index]
+
+        return write_back_session(services.db, session, turns, owner, create)
+
+    flush(services.fallback, prefix, services.flush_lock, write)
 
 
 def context(services: Any, user: UUID, session: UUID, turns: int) -> dict[str, Any]:
@@ -70,15 +77,12 @@ class WriteBack:
         self.once()
 
     def once(self) -> None:
-        users = {UUID(k.split(":")[1]) for k in self.services.fallback.pending_keys("chat:")}
-        for user in users:
-            try:
-                write_back(self.services, user)
-            except SupamemError as exc:  # still down (or refused): the turns stay held
-                log.debug("chat write-back deferred for user %s: %s", user, exc)
-                return
+        try:
+            write_back(self.services)
+        except SupamemError as exc:  # still down: the turns stay held
+            log.debug("chat write-back deferred: %s", exc)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
-            if self.services.fallback.has_pending("chat:") and self.services.db.wait_available(0):
+            if self.services.fallback.has_pending(PREFIX) and self.services.db.wait_available(0):
                 self.once()

@@ -6,9 +6,8 @@ from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from psycopg import sql
 
-from supamem.errors import NotFoundError
+from supamem.conversations import update_conversation_row
 
 from .deps import Tx, visible
 from .embedding import Search, search_parameter
@@ -64,17 +63,7 @@ def update_conversation(tx: Tx, conversation_id: UUID, body: ConversationChanges
     changes = body.model_dump(exclude_unset=True)
     if not changes:
         return _one(tx, conversation_id)
-    # Column names come from the model's fields, never from input; values are parameters.
-    assignments = sql.SQL(", ").join(
-        sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in changes
-    )
-    rows = tx.execute(
-        sql.SQL("update memory.conversations set {} where id = %(id)s returning *").format(assignments),
-        {**changes, "id": conversation_id},
-    )
-    if not rows:
-        raise NotFoundError("conversation not found")
-    return Conversation.model_validate(rows[0])
+    return Conversation.model_validate(update_conversation_row(tx, conversation_id, changes))
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete a conversation and its messages")

@@ -553,7 +553,7 @@ def test_every_output_schema_is_strict_compatible(kind: str) -> None:
 def test_a_reply_is_the_models_text_with_no_schema(client: Client, llm_server: ScriptedLLMServer) -> None:  # noqa: F811
     llm_server.enqueue(Scripted(429, {"error": {}}, headers={"Retry-After": "1"}), chat_completion("Plain words."))
 
-    answer = client.llm.reply([{"role": "user", "content": "Hello"}])
+    answer = client.llm.answer([{"role": "user", "content": "Hello"}]).value
 
     assert answer == "Plain words."
     assert client.sleeps == [1.0], "the same retries and Retry-After as structured calls"
@@ -565,7 +565,7 @@ def test_a_reply_without_text_is_a_bad_response(client: Client, llm_server: Scri
     llm_server.enqueue(chat_completion(None, refusal="no"))
 
     with pytest.raises(LLMBadResponse, match="reply: the model refused"):
-        client.llm.reply([{"role": "user", "content": "Hello"}])
+        client.llm.answer([{"role": "user", "content": "Hello"}])
 
 
 def test_a_stream_is_retried_until_its_first_piece_and_then_given_as_written(

@@ -399,8 +399,8 @@ def test_a_conversation_gets_a_plain_answer_that_shows_what_it_was_told(llm: LLM
         {"role": "system", "content": "You help.\n\n## What You Know About the User\n- Lives in Lisbon\n- Plays the cello\n"},
         {"role": "user", "content": "What should I do this weekend?"},
     ]
-    answer = llm.reply(messages)
-    assert answer == llm.reply(messages), "deterministic"
+    answer = llm.answer(messages).value
+    assert answer == llm.answer(messages).value, "deterministic"
     assert answer.startswith("(offline model) You said: What should I do this weekend?")
     assert "Lives in Lisbon; Plays the cello" in answer
-    assert "remember" not in llm.reply(messages[1:]), "nothing known, nothing claimed"
+    assert "remember" not in llm.answer(messages[1:]).value, "nothing known, nothing claimed"

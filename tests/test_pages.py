@@ -231,6 +231,9 @@ def test_a_participant_chats_in_a_shared_conversation_from_their_own_profile(bro
     expect(page.locator("#profile-select")).to_have_value("")
     expect(page.locator("#memory-icon")).to_have_class("memory-icon off")
     expect(page.locator("#remember-toggle")).to_be_disabled()
+    expect(page.locator("#conversation-title")).to_be_disabled()
+    for owners_only in ("#archive-conversation", "#delete-conversation"):
+        expect(page.locator(owners_only)).to_be_hidden()
     page.select_option("#profile-select", guest_profile)
     expect(page.locator("#memory-icon")).not_to_have_class("memory-icon off")
     assert guest.http.get(f"/api/conversations/{shared}/participants/me").json()["profile_id"] == guest_profile

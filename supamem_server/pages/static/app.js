@@ -16,7 +16,8 @@ function showError(message) {
   box.hidden = !message;
 }
 
-async function api(method, path, body) {
+// A fetch with the token; a failed response is shown in the error box and thrown.
+async function send(method, path, body) {
   const headers = { Authorization: `Bearer ${token()}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -31,6 +32,11 @@ async function api(method, path, body) {
     showError(message);
     throw new Error(message);
   }
+  return response;
+}
+
+async function api(method, path, body) {
+  const response = await send(method, path, body);
   showError("");
   if (response.status === 204) return null;
   const type = response.headers.get("content-type") || "";
@@ -48,6 +54,27 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+// A response's server-sent events: onEvent(name, data) for each, until it returns true or the
+// stream ends.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const lines = buffer.slice(0, cut).split("\n");
+      buffer = buffer.slice(cut + 2);
+      const name = (lines.find((line) => line.startsWith("event: ")) || "").slice(7);
+      const data = lines.find((line) => line.startsWith("data: "));
+      if (data && onEvent(name, JSON.parse(data.slice(6)))) return;
+    }
+  }
+}
+
 // Server-sent events from GET /api/events, read with fetch so the token stays in a header.
 async function followMemories(onEvent) {
   for (;;) {
@@ -55,21 +82,7 @@ async function followMemories(onEvent) {
       const response = await fetch("/api/events", { headers: { Authorization: `Bearer ${token()}` } });
       if (!response.ok) return;
       document.body.dataset.live = "yes";
-      const reader = response.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const data = block.split("\n").find((line) => line.startsWith("data: "));
-          if (block.includes("event: memory") && data) onEvent(JSON.parse(data.slice(6)));
-        }
-      }
+      await readEvents(response, (name, data) => { if (name === "memory") onEvent(data); });
     } catch (_) { /* the stream broke: open it again */ }
     document.body.dataset.live = "no";
   }
@@ -154,6 +167,11 @@ function showConversation(conversation) {
   for (const id of ["chat-input", "chat-send", "conversation-title"]) {
     document.getElementById(id).disabled = conversation.archived;
   }
+  // Renaming, archiving and deleting are the owner's: a participant sees none of them.
+  document.getElementById("conversation-title").disabled ||= Boolean(chat.participation);
+  for (const id of ["archive-conversation", "delete-conversation"]) {
+    document.getElementById(id).hidden = Boolean(chat.participation);
+  }
   renderHeader();
 }
 
@@ -198,36 +216,16 @@ function addMessage(role, text, used) {
 // POST /chat?stream=true: `onToken` gets each piece of the answer; resolves to the stored answer
 // (the `done` event), or null after showing the error.
 async function streamChat(body, onToken) {
-  const response = await fetch("/chat?stream=true", {
-    method: "POST", headers: { Authorization: `Bearer ${token()}`, "Content-Type": "application/json" },
-    body: JSON.stringify(body),
+  const response = await send("POST", "/chat?stream=true", body).catch(() => null);
+  if (!response) return null;
+  let answer = null;
+  await readEvents(response, (name, payload) => {
+    if (name === "token") onToken(payload);
+    else if (name === "error") showError(payload.detail);
+    else if (name === "done") { showError(""); answer = payload; }
+    return name !== "token";
   });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try { detail = (await response.json()).detail; } catch (_) { /* not JSON */ }
-    showError(typeof detail === "string" ? detail : JSON.stringify(detail));
-    return null;
-  }
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return null;
-    buffer += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const name = (block.split("\n").find((line) => line.startsWith("event: ")) || "").slice(7);
-      const data = block.split("\n").find((line) => line.startsWith("data: "));
-      if (!data) continue;
-      const payload = JSON.parse(data.slice(6));
-      if (name === "token") onToken(payload);
-      else if (name === "error") { showError(payload.detail); return null; }
-      else if (name === "done") { showError(""); return payload; }
-    }
-  }
+  return answer;
 }
 
 function showToast(text, onUndo) {
