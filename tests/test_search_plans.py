@@ -4,7 +4,8 @@ memory.search_messages checks access once and runs as the owner (under the per-r
 planner read all of a signed-in user's messages), and it and lexical_messages keep generic plans,
 which must stay bounded whatever the call's values: the page is read by id, the messages not yet
 folded into the term statistics through (user_id, id), never through the term index (all of
-the user's history), and the candidates through the term index. Read through auto_explain
+the user's history) nor the primary key (every user's turns since the fold), and the candidates
+through the term index. Read through auto_explain
 (tests/plan_helpers.py) as the signed-in owner of 6,000 messages among 60,000 of another user,
 past plpgsql's fifth execution, when plans may be cached. Everything is rolled back.
 """
@@ -38,6 +39,8 @@ MEMORIES = 3
 #: Other users' memories around the owner's.
 OTHER_MEMORIES = 1500
 OTHERS = 60000
+#: The other user's turns written since the fold.
+OTHERS_UNFOLDED = 5000
 SEARCH = "select id from memory.search_messages('coffee zeppelin', p_limit => 20)"
 
 
@@ -73,7 +76,16 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
         )
         conn.execute("set local session_replication_role = origin")
         conn.execute("select memory_private.fold_search_terms(2147483647)")
-        # Ten more that the fold has not reached yet.
+        # Ten more that the fold has not reached yet, among another user's newer turns it has not reached
+        # either (the fold runs every minute; a busy database writes thousands of turns in between).
+        conn.execute("set local session_replication_role = replica")
+        conn.execute(
+            "insert into memory.messages (conversation_id, user_id, role, content, turn_number)"
+            " select %s, %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('later %%s about tea', i),"
+            " (%s + i + 1) / 2 from generate_series(1, %s) as i",
+            [elsewhere, other, OTHERS, OTHERS_UNFOLDED],
+        )
+        conn.execute("set local session_replication_role = origin")
         conn.execute(
             "insert into memory.messages (conversation_id, role, content)"
             " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('late %%s: coffee', i)"

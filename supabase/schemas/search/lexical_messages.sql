@@ -7,9 +7,9 @@
 -- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
 -- the owner after its own access check. Its statements keep one generic plan per session (planning
 -- them for each call cost about a tenth of a search), written so that no plan walks the user's
--- history: the messages the fold has not reached are read once through (user_id, id), and the
--- candidates come from the term index behind a fence or, when they are most of the history, from a
--- bounded walk of the user's newest messages.
+-- history: the messages the fold has not reached are read once through (user_id, id)
+-- (memory_private.unfolded_messages), and the candidates come from the term index behind a fence
+-- or, when they are most of the history, from a bounded walk of the user's newest messages.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -43,9 +43,7 @@ begin
     -- The corpus and each term's frequency: what the fold counted, plus the user's messages it has
     -- not reached (read once, by the newest ids), less the deleted ones it has not taken out yet.
     with unfolded as materialized (
-        select m.search from memory.messages as m
-        where m.user_id = p_user_id and m.id > v_folded
-        limit 20000
+        select u.search from memory_private.unfolded_messages(p_user_id, v_folded) as u (search)
     ),
     unfolds as materialized (
         select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
