@@ -34,6 +34,8 @@ from plan_helpers import (
 from psycopg.rows import dict_row
 
 MESSAGES = 6000
+#: The owner's short conversation: every fifth message holds a zeppelin.
+SMALL = 10
 UNFOLDED = 10
 MEMORIES = 3
 #: Other users' memories around the owner's.
@@ -63,6 +65,18 @@ def owner_session(admin_url: str) -> Iterator[psycopg.Connection]:
             " format('message %%s about coffee', i) || case when i %% 100 = 0 then ' and a zeppelin' else '' end"
             " from generate_series(1, %s) as i order by i",
             [conversation, MESSAGES],
+        )
+        # A short conversation of the owner's, two of its messages about a zeppelin.
+        small = conn.execute(
+            "select (memory.create_conversation(p_user_id => %s, p_title => 'small', p_window_turns => 10000)).id",
+            [owner],
+        ).fetchone()["id"]
+        conn.execute(
+            "insert into memory.messages (conversation_id, role, content)"
+            " select %s, case when i %% 2 = 1 then 'user' else 'assistant' end,"
+            " format('short %%s about coffee', i) || case when i %% 5 = 0 then ' and a zeppelin' else '' end"
+            " from generate_series(1, %s) as i order by i",
+            [small, SMALL],
         )
         # Other users' history around the owner's, as in any shared database (set-based, triggers off).
         other = registered_user(conn, "search-plans-other@supamem.test")
@@ -156,8 +170,8 @@ def candidate_scans(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 def test_lexical_candidates_come_from_the_rare_term(owner_session) -> None:
     for plan in each_call(owner_session, "with walked as"):
         found, walk = candidate_scans(plan)
-        # Only the 60 zeppelin messages: the common term is scored, never used to find candidates.
-        assert found["Actual Rows"] == MESSAGES // 100, json.dumps(plan)
+        # Only the zeppelin messages: the common term is scored, never used to find candidates.
+        assert found["Actual Rows"] == MESSAGES // 100 + SMALL // 5, json.dumps(plan)
         assert walk["Actual Loops"] == 0, "the walk is for matches that are most of the history"
 
 
@@ -174,6 +188,33 @@ def test_a_common_term_walks_only_the_newest_messages(owner_session) -> None:
         assert found["Actual Loops"] == 0, json.dumps(plan)
         assert walk["Node Type"] == "Index Scan" and index_names(walk) == {"messages_user_id_idx"}, json.dumps(plan)
         assert rows_read(walk) + walk.get("Rows Removed by Filter", 0) == 1000, json.dumps(plan)
+
+
+def test_a_short_conversation_is_walked_not_the_users_matches(owner_session) -> None:
+    """Within a conversation smaller than the user's matches of the rarest term (62 zeppelins, 60 of
+    them elsewhere), the candidates come from a walk of that conversation alone: the term index
+    would read every conversation's matches to keep two."""
+    small = owner_session.execute("select id from memory.conversations where title = 'small'").fetchone()["id"]
+    query = "select id from memory.search_messages('coffee zeppelin', p_conversation_id => %s, p_limit => 20)"
+    plans = []
+    for _ in range(CALLS):
+        plans += nested_plans(owner_session, query, [small], "with walked as")
+    for plan in plans:
+        executed = [s for s in scans_of(plan, "messages") if s.get("Actual Loops", 0) > 0]
+        assert not [s for s in executed if index_names(s) == {"messages_user_search_idx"}], json.dumps(plan)
+    walks = []
+    for _ in range(CALLS):
+        walks += nested_plans(owner_session, query, [small], "order by m.turn_number desc")
+    for walk in walks:
+        (scan,) = scans_of(walk, "messages")
+        assert index_names(scan) == {"messages_conversation_turn_role_key"}, json.dumps(walk)
+        assert rows_read(scan) == SMALL, "the conversation's messages, no other"
+    found = owner_session.execute(query, [small]).fetchall()
+    assert len(found) == SMALL // 5
+    texts = owner_session.execute(
+        "select content from memory.messages where id = any(%s)", [[r["id"] for r in found]]
+    ).fetchall()
+    assert all("zeppelin" in t["content"] for t in texts)
 
 
 def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> None:

@@ -9,7 +9,8 @@
 -- them for each call cost about a tenth of a search), written so that no plan walks the user's
 -- history: the messages the fold has not reached are read once through (user_id, id)
 -- (memory_private.unfolded_messages), and the candidates come from the term index behind a fence
--- or, when they are most of the history, from a bounded walk of the user's newest messages.
+-- or, when they are most of the history, from a bounded walk of the user's newest messages, or,
+-- within a conversation smaller than them, from a walk of the conversation.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -32,6 +33,7 @@ declare
     v_matching double precision;
     v_walk boolean;
     v_walk_rows integer;
+    v_in_conversation boolean;
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
     if v_candidates is null or v_candidates < 1 then
@@ -85,8 +87,12 @@ begin
     -- spread through the history. A walk reads twice that at most, then keeps the newest matches;
     -- when it finds too few (the matches are older: a word used much, long ago) every match is
     -- read after all, so a search never costs more than three reads of every match. Within one
-    -- conversation the matches are always read.
+    -- conversation the matches come from the term index when they are fewer than the conversation's
+    -- messages, and from a walk of the conversation otherwise (conversation_matches).
     v_walk := p_conversation_id is null and v_matching * v_matching > v_candidates * v_documents;
+    v_in_conversation := p_conversation_id is not null and v_matching > coalesce(
+        (select 2 * c.last_turn from memory.conversations as c where c.id = p_conversation_id), 0
+    );
     v_walk_rows := case when v_walk then ceil(2 * v_candidates * v_documents / v_matching)::integer end;
     return query
     -- The walk goes through (user_id, id) alone: the user is a range of that index (with `user_id
@@ -112,7 +118,8 @@ begin
     found as materialized (
         select m.id, m.search
         from memory.messages as m
-        where not (v_walk and (select k.enough from walk as k)) and m.user_id = p_user_id and m.search @@ v_any
+        where not v_in_conversation and not (v_walk and (select k.enough from walk as k))
+            and m.user_id = p_user_id and m.search @@ v_any
             and (p_conversation_id is null or m.conversation_id = p_conversation_id)
             and (m.expires_at is null or m.expires_at > now())
     ),
@@ -125,6 +132,10 @@ begin
             order by w.id desc
             limit v_candidates
         )
+        union all
+        select x.id, x.search
+        from memory_private.conversation_matches(p_user_id, p_conversation_id, v_any, v_candidates) as x
+        where v_in_conversation
     )
     select w.id, sum(memory_private.bm25(
         cardinality((w.term).positions), w.length, v_average,
