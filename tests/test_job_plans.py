@@ -18,7 +18,16 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from plan_helpers import CALLS, explain_nested, nested_plans, profile_with_memories, rows_read, scans_of, sign_in
+from plan_helpers import (
+    CALLS,
+    explain_nested,
+    index_names,
+    nested_plans,
+    profile_with_memories,
+    rows_read,
+    scans_of,
+    sign_in,
+)
 from psycopg.rows import dict_row
 
 FINISHED = 1000
@@ -141,3 +150,64 @@ def test_an_embed_batch_stores_memory_vectors_by_id(admin_url: str) -> None:
             assert stored == 3
         finally:
             conn.rollback()
+
+
+def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
+    """A monthly summary's input reads its weeks' summaries as a range of the profile's, and counts
+    its pending weeks by their jobs' keys, not every job of the table by status and payload (it read
+    all 1,000 finished jobs here); a weekly summary's input reads the week's conversation summaries
+    of the profile, not all of them."""
+    conn = finished_jobs
+    user = conn.execute("select memory.user_id_for('job-plans-summaries')").fetchone()["user_id_for"]
+    profile = conn.execute(
+        "insert into memory.profiles (user_id, is_primary, timezone) values (%s, true, 'Europe/Paris') returning id", [user]
+    ).fetchone()["id"]
+    conversation = conn.execute(
+        "select (memory.create_conversation(p_user_id => %s, p_profile_id => %s)).id", [user, profile]
+    ).fetchone()["id"]
+    # A summary a day at noon UTC for 200 days back from Tuesday 10 March 2026: two fall in the week of
+    # Monday 9 March in Paris (Sunday the 8th at 13:00 there is the week before).
+    conn.execute(
+        "insert into memory.conversation_summaries (conversation_id, user_id, profile_id, summary, from_turn, to_turn,"
+        " created_at) select %s, %s, %s, 'day ' || i, i + 1, i + 1, timestamptz '2026-03-10 12:00+00' - i * interval '1 day'"
+        " from generate_series(0, 200) as i",
+        [conversation, user, profile],
+    )
+    # Thirty weekly summaries, to the week of 30 March (whose Thursday is in April): four are March's.
+    conn.execute(
+        "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
+        " emotional_summary, key_themes, conversation_count)"
+        " select %s, %s, extract(isoyear from d), extract(week from d), d, d + 6, 'week of ' || d, '{}', 1"
+        " from (select date '2026-03-30' - 7 * i as d from generate_series(0, 29) as i) as w",
+        [user, profile],
+    )
+    week = conn.execute(
+        "select memory_private.enqueue('summarize_week', jsonb_build_object('profile_id', %s::text, 'week_start',"
+        " '2026-03-09'), format('week:%%s:2026-03-09', %s), %s)",
+        [profile, profile, user],
+    ).fetchone()["enqueue"]
+    month = conn.execute(
+        "select memory_private.enqueue('summarize_month', jsonb_build_object('profile_id', %s::text, 'month_start',"
+        " '2026-03-01'), format('month:%%s:2026-03', %s), %s)",
+        [profile, profile, user],
+    ).fetchone()["enqueue"]
+    conn.execute(
+        "update memory_private.jobs set status = 'running', attempts = 1, worker = 'plans', leased_until = now() + interval"
+        " '5 minutes' where id = any(%s)",
+        [[week, month]],
+    )
+    for _ in range(CALLS):
+        (plan,) = nested_plans(conn, "select memory.job_input(%s, 'plans')", [month], "'weeks_pending'")
+        scans = scans_of(plan, "jobs")
+        assert scans and all(index_names(s) == {"jobs_kind_dedup_key"} for s in scans), json.dumps(plan)
+        assert sum(rows_read(s) for s in scans) <= 4, "at most a row for each of the month's four Mondays"
+        (weekly,) = scans_of(plan, "weekly_summaries")
+        assert rows_read(weekly) == 4, json.dumps(plan)
+        (plan,) = nested_plans(conn, "select memory.job_input(%s, 'plans')", [week], "'summaries'")
+        (scan,) = scans_of(plan, "conversation_summaries")
+        assert rows_read(scan) == 2, json.dumps(plan)
+    document = conn.execute("select memory.job_input(%s, 'plans')", [month]).fetchone()["job_input"]
+    assert document["weeks_pending"] == 1, "the week of 9 March is still being summarised"
+    assert [w["week_start"] for w in document["weekly_summaries"]] == ["2026-03-02", "2026-03-09", "2026-03-16", "2026-03-23"]
+    document = conn.execute("select memory.job_input(%s, 'plans')", [week]).fetchone()["job_input"]
+    assert document["summaries"] == ["day 1", "day 0"]

@@ -106,7 +106,10 @@ begin
                 'summaries', coalesce((
                     select jsonb_agg(s.summary order by s.created_at)
                     from memory.conversation_summaries as s
+                    -- The week's range in the profile's zone, so the profile's index reads only that week.
                     where s.profile_id = v_profile.id
+                        and s.created_at >= ((v_payload ->> 'week_start')::date::timestamp at time zone v_profile.timezone)
+                        and s.created_at < (((v_payload ->> 'week_start')::date + 7)::timestamp at time zone v_profile.timezone)
                         and memory_private.local_week_start(s.created_at, v_profile.timezone)
                         = (v_payload ->> 'week_start')::date
                 ), '[]')
@@ -123,15 +126,30 @@ begin
                         'key_themes', w.key_themes, 'dominant_patterns', w.dominant_patterns
                     ) order by w.week_start_date)
                     from memory.weekly_summaries as w
+                    -- Weeks starting from 3 days before the month to 4 before the next: those whose
+                    -- Thursday is in the month (the rule below), as a range of the profile's index.
                     where w.profile_id = (v_payload ->> 'profile_id')::uuid
+                        and w.week_start_date between (v_payload ->> 'month_start')::date - 3
+                        and ((v_payload ->> 'month_start')::date + interval '1 month')::date - 4
                         and date_trunc('month', w.week_start_date + 3)::date = (v_payload ->> 'month_start')::date
                 ), '[]'),
+                -- The month's weeks (their Thursday in it), each job found by its key, one probe a
+                -- Monday: by status and payload this read every user's jobs.
                 'weeks_pending', (
-                    select count(*) from memory_private.jobs as j
-                    where j.kind = 'summarize_week' and j.status in ('queued', 'running')
-                        and j.payload ->> 'profile_id' = v_payload ->> 'profile_id'
-                        and date_trunc('month', (j.payload ->> 'week_start')::date + 3)::date
-                        = (v_payload ->> 'month_start')::date
+                    select count(*)
+                    from generate_series(
+                        (v_payload ->> 'month_start')::date - 3,
+                        ((v_payload ->> 'month_start')::date + interval '1 month')::date - 4,
+                        interval '1 day'
+                    ) as d
+                    cross join lateral (
+                        select 1 from memory_private.jobs as j
+                        where j.kind = 'summarize_week'
+                            and j.dedup_key = format('week:%s:%s', v_payload ->> 'profile_id', d::date)
+                            and j.status in ('queued', 'running')
+                        limit 1
+                    ) as j
+                    where extract(isodow from d) = 1
                 )
             );
         when 'compare_year' then
