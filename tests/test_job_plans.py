@@ -175,7 +175,20 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
         " from generate_series(0, 200) as i",
         [conversation, user, profile],
     )
-    # Thirty weekly summaries, to the week of 30 March (whose Thursday is in April): four are March's.
+    # Another profile's summaries (3,000 weeks of them), so reading the table whole costs what it does
+    # in a database in use, and thirty weekly summaries of this one, to the week of 30 March (whose
+    # Thursday is in April): four are March's.
+    other = conn.execute("select memory.user_id_for('job-plans-summaries-other')").fetchone()["user_id_for"]
+    elsewhere = conn.execute(
+        "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [other]
+    ).fetchone()["id"]
+    conn.execute(
+        "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
+        " emotional_summary, key_themes, conversation_count)"
+        " select %s, %s, extract(isoyear from d), extract(week from d), d, d + 6, 'week of ' || d, '{}', 1"
+        " from (select date '2026-03-30' - 7 * i as d from generate_series(0, 2999) as i) as w",
+        [other, elsewhere],
+    )
     conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
         " emotional_summary, key_themes, conversation_count)"
@@ -238,7 +251,7 @@ def test_a_claim_reads_the_kind_it_takes_not_the_users_other_backlog(admin_url: 
                 with conn.transaction(force_rollback=True):
                     (plan,) = nested_plans(
                         conn, "select * from memory.claim_jobs(array['test_claim_wanted', 'title'], 'w', 1, p_user_ids => %s)",
-                        [[user]], "j.user_id = v_users[i]",
+                        [[user]], "select j.id, j.run_after from memory_private.jobs",
                     )
                     assert sum(rows_read(scan) for scan in scans_of(plan, "jobs")) <= 1, json.dumps(plan)
                     claimed = conn.execute(
