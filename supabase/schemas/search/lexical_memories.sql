@@ -1,7 +1,8 @@
--- Why: BM25 over one user's live memories (not deleted, not expired), best first, for the Settings
--- keyword search, message search and the query's lift in memory selection. Memories are few per
--- user (at most memory_cap live per profile), so the corpus size, lengths and term frequencies are
--- counted at query time. relevance is the share of the query a memory covers, weighted by rarity:
+-- Why: BM25 over one user's memories (not deleted, not expired), best first, for the Settings
+-- keyword search and message search, or, given a profile, over its live memories, for the query's
+-- lift in memory selection (memory_private.memory_corpus). Memories are few per user (at most
+-- memory_cap live per profile), so the corpus size, lengths and term frequencies are counted at
+-- query time. relevance is the share of the query a memory covers, weighted by rarity:
 -- its score over the score of a memory holding every query term once at the average length (the
 -- sum of the terms' idf; a term no memory holds counts fully), at most 1. The query's terms and
 -- their tsquery are built once, before the statement, not for each memory, and
@@ -11,7 +12,9 @@
 -- (search_memories, select_memories) re-planned it at every switch, about 350 us. The policy's
 -- rule is checked here instead: the user and trusted callers read the user's memories, an admin
 -- those of the tenants they administer, anyone else none.
-create function memory_private.lexical_memories(p_user_id uuid, p_query text, p_limit integer default 50)
+create function memory_private.lexical_memories(
+    p_user_id uuid, p_query text, p_limit integer default 50, p_profile_id uuid default null
+)
 returns table (memory_id uuid, score double precision, relevance double precision)
 language plpgsql
 stable
@@ -40,11 +43,7 @@ begin
     v_any := memory_private.any_term(v_terms);
     return query
     with corpus as (
-        select mm.id, mm.search
-        from memory.memories as mm
-        where mm.user_id = p_user_id and mm.deleted_at is null
-            and (mm.expires_at is null or mm.expires_at > now())
-            and (v_tenants is null or mm.tenant_id = any(v_tenants))
+        select c.id, c.search from memory_private.memory_corpus(p_user_id, p_profile_id, v_tenants) as c
     ),
     sizes as (
         select greatest(count(*), 1)::double precision as documents,
@@ -83,6 +82,6 @@ begin
 end
 $$;
 
-revoke all on function memory_private.lexical_memories(uuid, text, integer)
+revoke all on function memory_private.lexical_memories(uuid, text, integer, uuid)
 from public, anon, authenticated, service_role;
-grant execute on function memory_private.lexical_memories(uuid, text, integer) to authenticated, service_role;
+grant execute on function memory_private.lexical_memories(uuid, text, integer, uuid) to authenticated, service_role;

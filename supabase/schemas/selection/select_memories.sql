@@ -1,9 +1,9 @@
 -- Why: seed 004's selection: live memories of one user and profile, pinned first, then by score
 -- lifted by relevance to the query, at most memory_select_limit and within a token budget (about
 -- four characters a token). The lift is the hybrid retrieval's: the share of the query's terms a
--- memory holds, weighted by rarity (lexical_memories' relevance), or its similarity when it is
--- among the nearest to the query's meaning, whichever is higher; a memory neither side finds keeps
--- its score. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
+-- memory holds, weighted by rarity among the profile's live memories (lexical_memories' relevance),
+-- or its similarity when it is among the nearest to the query's meaning, whichever is higher; a
+-- memory neither side finds keeps its score. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
 -- selection (memory_private.memory_selections and its notes) names the few memories that can be
 -- chosen: they and what the query lifts are scored, and every live memory only when they cannot
 -- prove the answer. Its statements keep their generic plans, which read the pool by id: a custom
@@ -59,7 +59,8 @@ begin
                 coalesce(l.memory_id, n.memory_id) as memory_id,
                 greatest(coalesce(l.relevance, 0), coalesce(n.similarity, 0))::numeric as lift
             from (
-                select l.memory_id, l.relevance from memory_private.lexical_memories(v_user, p_query, null) as l
+                select l.memory_id, l.relevance
+                from memory_private.lexical_memories(v_user, p_query, null, v_profile) as l
                 where p_query is not null
             ) as l
             full join (

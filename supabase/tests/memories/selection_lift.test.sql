@@ -1,9 +1,9 @@
 -- The query's lift in memory selection: a memory's static score is multiplied by one plus its
--- relevance, the share of the query's terms it holds weighted by rarity (BM25 over the user's own
+-- relevance, the share of the query's terms it holds weighted by rarity (BM25 over the profile's live
 -- memories, against a memory holding every term once at the average length). Four facts of the
 -- same static score (0.8) and the same length (three lexemes) make the shares exact.
 begin;
-select plan(7);
+select plan(8);
 
 select tests.create_cast('selection-lift');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -58,6 +58,23 @@ select is(
     from memory.select_memories(p_query => 'my marathon plan') as s),
     tests.recall('plan')::jsonb,
     'another user''s memories holding the same terms change nothing'
+);
+
+-- Rarity is counted among the memories selection chooses from: the profile's live ones.
+select tests.clear_authentication();
+with p as (insert into memory.profiles (user_id, name) values (tests.recall('owner')::uuid, 'Partner') returning id)
+insert into memory.memories (user_id, profile_id, content, type, confidence)
+select tests.recall('owner')::uuid, p.id, format('their marathon number %s', i), 'fact', 0.8
+from p cross join generate_series(1, 20) as i;
+insert into memory.memories (user_id, profile_id, content, type, confidence, archived)
+select tests.recall('owner')::uuid, tests.recall('p')::uuid, format('an old marathon %s', i), 'fact', 0.8, true
+from generate_series(1, 20) as i;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select is(
+    (select jsonb_agg(jsonb_build_array(s.content, s.score) order by s.score desc, s.content)
+    from memory.select_memories(p_query => 'my marathon plan') as s),
+    tests.recall('plan')::jsonb,
+    'the owner''s archived memories and another profile''s, holding the same terms, change nothing'
 );
 
 select * from finish();

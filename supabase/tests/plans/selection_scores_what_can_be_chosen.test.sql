@@ -51,7 +51,9 @@ select results_eq(
     $$select m.id, round(memory_private.memory_score(t.weight, m.confidence, m.last_referenced_at, m.created_at,
         m.reference_count, now()) * (1 + coalesce(l.relevance, 0)::numeric), 4) as score
     from memory.memories as m join memory.memory_types as t on t.type = m.type
-    left join memory_private.lexical_memories(tests.recall('owner')::uuid, 'fact about the garden', null) as l
+    left join memory_private.lexical_memories(tests.recall('owner')::uuid, 'fact about the garden', null, (
+        select p.id from memory.profiles as p where p.user_id = tests.recall('owner')::uuid and p.is_primary
+    )) as l
         on l.memory_id = m.id
     where m.user_id = tests.recall('owner')::uuid
     order by m.pinned desc, 2 desc, m.id
