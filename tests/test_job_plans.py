@@ -35,8 +35,6 @@ FINISHED = 1000
 WAITING = 300
 #: Finished jobs kept for job_retention, which job_stats does not read.
 HISTORY = 10000
-#: A user's due jobs of a kind the claim does not take.
-BACKLOG = 200
 
 
 @pytest.fixture
@@ -227,36 +225,3 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
     document = conn.execute("select memory.job_input(%s, 'plans')", [week]).fetchone()["job_input"]
     assert document["summaries"] == ["day 1", "day 0"]
 
-
-def test_a_claim_reads_the_kind_it_takes_not_the_users_other_backlog(admin_url: str) -> None:
-    """A user's due jobs of another kind (a backlog of extractions waiting on the model) are not read
-    through to claim the one job of the kind asked for."""
-    with psycopg.connect(admin_url, row_factory=dict_row) as conn:
-        try:
-            user = conn.execute("select memory.user_id_for('claim-kind-backlog')").fetchone()["user_id_for"]
-            conn.execute(
-                "insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                " select 'test_claim_backlog', '{}', %s, 5, now() - interval '2 hours' + i * interval '1 second'"
-                " from generate_series(1, %s) as i",
-                [user, BACKLOG],
-            )
-            wanted = conn.execute(
-                "insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
-                " values ('test_claim_wanted', '{}', %s, 5, now() - interval '1 minute') returning id",
-                [user],
-            ).fetchone()["id"]
-            explain_nested(conn)
-            sign_in(conn, "service_role")
-            for _ in range(CALLS):
-                with conn.transaction(force_rollback=True):
-                    (plan,) = nested_plans(
-                        conn, "select * from memory.claim_jobs(array['test_claim_wanted', 'title'], 'w', 1, p_user_ids => %s)",
-                        [[user]], "select j.id, j.run_after from memory_private.jobs",
-                    )
-                    assert sum(rows_read(scan) for scan in scans_of(plan, "jobs")) <= 1, json.dumps(plan)
-                    claimed = conn.execute(
-                        "select id from memory_private.jobs where user_id = %s and status = 'running'", [user]
-                    ).fetchall()
-                    assert [r["id"] for r in claimed] == [wanted]
-        finally:
-            conn.rollback()

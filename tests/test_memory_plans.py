@@ -182,13 +182,14 @@ def test_selection_reads_only_its_pool(loaded, who, generic, query, built):
 
 @pytest.mark.parametrize(("who", "generic"), CASES)
 def test_selection_lift_reads_only_the_users_memories(loaded, who, generic):
-    """The query's lexical side (lexical_memories) counts its corpus over the user's memories alone."""
+    """The query's lexical side (lexical_memories) counts its corpus over the profile's live memories
+    alone (memory_private.memory_corpus)."""
     person = loaded["people"][who]
     plans = function_plans(
         loaded["conn"],
         "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => 'things',"
         " p_limit => 10, p_token_budget => 500)",
-        [person["user"], person["profile"]], "with corpus as", generic=generic,
+        [person["user"], person["profile"]], "mm.profile_id = p_profile_id", generic=generic,
     )
     for plan in plans:
         check_scan(plan, loaded["user_led"], person["rows"], "lexical_memories")

@@ -75,25 +75,12 @@ begin
             if i <= cardinality(v_users) then
                 -- A batch read again holds the users read before it.
                 continue when v_round = 1 and (v_users[i] = any(v_served) or v_users[i] = any(v_idle));
-                -- The user's earliest due job of each kind asked for, through (kind, user, due): in
-                -- the user's due jobs of every kind, a backlog of another kind (extractions waiting
-                -- on the model) was read through for each claim of this one. The kind and user are
-                -- a range of that index, which no other serves: with equalities a generic plan on a
-                -- fresh database took the user's index again.
-                select x.id into v_id
-                from unnest(p_kinds) as k (kind)
-                cross join lateral (
-                    select j.id, j.run_after from memory_private.jobs as j
-                    where j.status = 'queued'
-                        and (j.kind, j.user_id, j.run_after) >= (k.kind, v_users[i], '-infinity'::timestamptz)
-                        and (j.kind, j.user_id, j.run_after) <= (k.kind, v_users[i], now())
-                        and j.id <> all(v_claimed)
-                    order by j.kind, j.user_id, j.run_after, j.id
-                    limit 1
-                    for update skip locked
-                ) as x
-                order by x.run_after, x.id
-                limit 1;
+                select j.id into v_id from memory_private.jobs as j
+                where j.status = 'queued' and j.user_id = v_users[i] and j.run_after <= now()
+                    and j.kind = any(p_kinds) and j.id <> all(v_claimed)
+                order by j.run_after, j.id
+                limit 1
+                for update skip locked;
                 if v_round = 1 and v_id is null then
                     v_idle := v_idle || v_users[i];
                 elsif v_round = 1 then
