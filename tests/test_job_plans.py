@@ -183,16 +183,10 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
     conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
         " emotional_summary, key_themes, conversation_count)"
-        " select %s, %s, extract(isoyear from d), extract(week from d), d, d + 6, 'week of ' || d, '{}', 1"
-        " from (select date '2026-03-30' - 7 * i as d from generate_series(0, 2999) as i) as w",
-        [other, elsewhere],
-    )
-    conn.execute(
-        "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
-        " emotional_summary, key_themes, conversation_count)"
-        " select %s, %s, extract(isoyear from d), extract(week from d), d, d + 6, 'week of ' || d, '{}', 1"
-        " from (select date '2026-03-30' - 7 * i as d from generate_series(0, 29) as i) as w",
-        [user, profile],
+        " select p.user_id, p.id, extract(isoyear from d), extract(week from d), d, d + 6, 'week of ' || d, '{}', 1"
+        " from (values (%s::uuid, %s::uuid, 3000), (%s, %s, 30)) as p (user_id, id, weeks)"
+        " cross join lateral (select date '2026-03-30' - 7 * i as d from generate_series(0, p.weeks - 1) as i) as w",
+        [other, elsewhere, user, profile],
     )
     week = conn.execute(
         "select memory_private.enqueue('summarize_week', jsonb_build_object('profile_id', %s::text, 'week_start',"

@@ -30,11 +30,8 @@ declare
     v_all double precision;
     v_ids bigint[];
     v_distances double precision[];
-    v_cost double precision := (memory_private.setting('hnsw_visit_cost'))::double precision;
+    v_cost double precision;
 begin
-    if v_cost is null or v_cost < 0 then
-        raise exception using errcode = '22023', message = 'setting hnsw_visit_cost must be a number of at least 0';
-    end if;
     if p_embedding is null then
         return;
     end if;
@@ -49,6 +46,11 @@ begin
         order by 2, 1
         limit p_limit;
         return;
+    end if;
+    -- Only a search over the user's history chooses a scan.
+    v_cost := (memory_private.setting('hnsw_visit_cost'))::double precision;
+    if v_cost is null or v_cost < 0 then
+        raise exception using errcode = '22023', message = 'setting hnsw_visit_cost must be a number of at least 0';
     end if;
     v_mine := coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0);
     v_all := greatest(
