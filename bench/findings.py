@@ -400,7 +400,7 @@ def findings(results: dict[str, Any]) -> list[str]:
         + ": turns are numbered set-based, each conversation is locked, updated and trimmed once, and no per-turn job "
         "is queued. "
         "What remains per row is the author check, the foreign keys, the tsvector and eight indexes.",
-        f"9. **Search: BM25 with kept term statistics, HNSW vectors, fused by rank.** Messages store their tsvector "
+        f"9. **Search: BM25 with kept term statistics, HNSW vectors, fused by score.** Messages store their tsvector "
         f"under a `(user_id, search)` GIN index (btree_gin, 20261124050600). Such an index does not scope a "
         f"lexeme to the user: a multicolumn GIN keeps each column's keys apart and intersects their posting lists "
         f"(finding 4 measured what that costs a trigram search), so a lexeme's list holds every user's messages. "
@@ -549,7 +549,9 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"when it is smaller than the user's matches of the admitted terms: the term index read them from every "
         f"conversation of the user (on a scratch cluster, a user of 100,000 messages in four conversations: 13,494 "
         f"matches read to keep the 3,309 of one). This section's conversations are their users' whole history, so "
-        f"its figures do not move.",
+        f"its figures do not move. Since 20261127122136 the two sides are fused by score (BM25 over the best one "
+        f"plus the similarity scaled over the vector side's list), not by reciprocal rank: section 8 says how the "
+        f"fusion was chosen and what it changed; its cost is two window aggregates over at most a hundred rows.",
     ]
     jobs = wl.get("jobs", {})
     loop = [lv for lv in jobs.get("levels", []) if lv.get("provider") == "loopback"]

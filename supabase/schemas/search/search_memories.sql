@@ -1,7 +1,8 @@
 -- Why: seed 004's Settings search and seed 002's GET /api/memories filters in one RPC. Keywords
--- rank by BM25, fused with the vector ranking when an embedding is given; a typo still finds its
--- memory through trigram word similarity. Returns plain memory rows; an unknown status or a query
--- over 1,000 characters is refused (22023).
+-- rank by BM25, fused with the vector ranking when an embedding is given, as search_messages fuses
+-- them (BM25 over the best, similarity scaled over the vector side's list, summed); a typo still
+-- finds its memory through trigram word similarity. Returns plain memory rows; an unknown status or
+-- a query over 1,000 characters is refused (22023).
 create function memory.search_memories(
     p_query text default null,
     p_user_id uuid default null,
@@ -39,11 +40,14 @@ begin
     end if;
     return query
     with lexical as (
-        select l.memory_id, rank() over (order by l.score desc) as rank
+        select l.memory_id,
+            coalesce(l.score / nullif(max(l.score) over (), 0), 1) as score
         from memory_private.lexical_memories(v_user, p_query, 1000) as l
     ),
     semantic as (
-        select n.memory_id, rank() over (order by n.distance) as rank, 1 - n.distance as similarity
+        select n.memory_id, 1 - n.distance as similarity,
+            coalesce((max(n.distance) over () - n.distance) / nullif(max(n.distance) over () - min(n.distance) over (), 0), 1)
+            as score
         from memory_private.vector_memories(v_user, v_embedding, 100) as n
     ),
     -- Fused once: under a nested loop over the user's memories (the generic plan's choice) the ranks
@@ -53,7 +57,7 @@ begin
         select coalesce(l.memory_id, s.memory_id) as memory_id,
             coalesce(s.similarity >= (memory_private.setting('memory_search_min_similarity'))::double precision, false)
             as near,
-            coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + s.rank), 0) as score
+            coalesce(l.score, 0) + coalesce(s.score, 0) as score
         from lexical as l
         full join semantic as s on s.memory_id = l.memory_id
     )

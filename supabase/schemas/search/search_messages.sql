@@ -1,6 +1,10 @@
 -- Why: "what did I say about X?": the user's own turns ranked by BM25 and, given a query embedding,
--- by meaning, fused by reciprocal rank (1 / (60 + rank)). A turn is also found through the memories
--- extracted from it, which restate it in plainer words.
+-- by meaning, fused by their scores, not their ranks, so how far a turn leads on one side counts: a
+-- convex combination with equal weights (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for
+-- Hybrid Retrieval", 2023) of the BM25 score over the best one (a turn without the words scores 0,
+-- so a short list of matches keeps their differences) and the similarity scaled between the nearest
+-- and the farthest of the vector side's list (a cosine's range depends on the model). A turn is also
+-- found through the memories extracted from it, which restate it in plainer words.
 create function memory.search_messages(
     p_query text,
     p_user_id uuid default null,
@@ -95,14 +99,13 @@ begin
         select h.id, max(h.score) as score from memory_hits as h where h.lexical group by h.id
     ),
     lexical as (
-        select coalesce(t.id, v.id) as id,
-            rank() over (order by coalesce(t.score, 0) + coalesce(v.score, 0) desc) as rank
+        select coalesce(t.id, v.id) as id, coalesce(t.score, 0) + coalesce(v.score, 0) as score
         from by_text as t
         full join by_memory as v on v.id = t.id
     ),
     -- A message is as near as it or the nearest memory drawn from it.
     semantic as (
-        select x.id, rank() over (order by min(x.distance)) as rank
+        select x.id, 1 - min(x.distance) as score
         from (
             select n.message_id as id, n.distance
             from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
@@ -112,11 +115,16 @@ begin
         ) as x
         group by x.id
     ),
-    fused as (
-        select coalesce(l.id, s.id) as id,
-            coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + s.rank), 0) as score
+    -- Either side's best scores 1; a turn one side did not find adds nothing from it.
+    scaled as (
+        select l.id, coalesce(l.score / nullif(max(l.score) over (), 0), 1) as score
         from lexical as l
-        full join semantic as s on s.id = l.id
+        union all
+        select s.id, coalesce((s.score - min(s.score) over ()) / nullif(max(s.score) over () - min(s.score) over (), 0), 1)
+        from semantic as s
+    ),
+    fused as (
+        select c.id, sum(c.score) as score from scaled as c group by c.id
     )
     select array_agg(f.id order by f.score desc, f.id) into v_ids from fused as f;
     -- The page is read by id: one primary-key probe per fused id, in rank order (the lateral's
