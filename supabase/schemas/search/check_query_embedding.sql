@@ -1,6 +1,6 @@
 -- Why: a query embedding of other dimensions than the current model's comes from another model and
--- would rank nothing meaningful; it is refused (22023) naming the current model. Returns the
--- dimensions the vector searches cast to.
+-- would rank nothing meaningful; it is refused (22023) naming the current model, and so is one of
+-- zeros, which has no direction to compare. Returns the dimensions the vector searches cast to.
 create function memory_private.check_query_embedding(p_embedding extensions.vector)
 returns integer
 language plpgsql
@@ -16,6 +16,9 @@ begin
                 'the query embedding has %s dimensions; the embedding model %s has %s',
                 extensions.vector_dims(p_embedding), memory_private.setting('embedding_model') ->> 0, v_dimensions
             );
+    end if;
+    if extensions.vector_norm(p_embedding) = 0 then
+        raise exception using errcode = '22023', message = 'the query embedding is all zeros: it has no direction';
     end if;
     return v_dimensions;
 end

@@ -19,12 +19,18 @@ begin
         return;
     end if;
     v_model := memory_private.setting('embedding_model') ->> 0;
+    -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last): it is
+    -- nobody's neighbour, and a NaN would make every fused score NaN.
     return query
-    select e.memory_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision
-    from memory_private.memory_embeddings as e
-    where e.user_id = p_user_id and e.model = v_model
-    order by 2, 1
-    limit p_limit;
+    select n.memory_id, n.distance
+    from (
+        select e.memory_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+        from memory_private.memory_embeddings as e
+        where e.user_id = p_user_id and e.model = v_model
+        order by 2, 1
+        limit p_limit
+    ) as n
+    where n.distance <> 'NaN'::double precision;
 end
 $$;
 

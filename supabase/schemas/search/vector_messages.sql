@@ -38,13 +38,19 @@ begin
     v_model := memory_private.setting('embedding_model') ->> 0;
     if p_conversation_id is not null then
         -- One conversation: exact, over its messages; a static statement keeps its plan.
+        -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last): it is
+        -- nobody's neighbour, and a NaN would make every fused score NaN.
         return query
-        select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision
-        from memory.messages as m
-        join memory_private.message_embeddings as e on e.message_id = m.id
-        where m.conversation_id = p_conversation_id and m.user_id = p_user_id and e.model = v_model
-        order by 2, 1
-        limit p_limit;
+        select n.message_id, n.distance
+        from (
+            select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+            from memory.messages as m
+            join memory_private.message_embeddings as e on e.message_id = m.id
+            where m.conversation_id = p_conversation_id and m.user_id = p_user_id and e.model = v_model
+            order by 2, 1
+            limit p_limit
+        ) as n
+        where n.distance <> 'NaN'::double precision;
         return;
     end if;
     -- Only a search over the user's history chooses a scan.
@@ -78,13 +84,18 @@ begin
             return;
         end if;
     end if;
-    -- Exact over the user's vectors of the model, through (user_id, model).
+    -- Exact over the user's vectors of the model, through (user_id, model); without a vector of
+    -- zeros, as above (the HNSW index holds none).
     return query
-    select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision
-    from memory_private.message_embeddings as e
-    where e.user_id = p_user_id and e.model = v_model
-    order by 2, 1
-    limit p_limit;
+    select n.message_id, n.distance
+    from (
+        select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+        from memory_private.message_embeddings as e
+        where e.user_id = p_user_id and e.model = v_model
+        order by 2, 1
+        limit p_limit
+    ) as n
+    where n.distance <> 'NaN'::double precision;
 end
 $$;
 
