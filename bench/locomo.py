@@ -200,6 +200,43 @@ def _rank_kit(conn: Any, loaded: dict[str, Any], question: str, embedding: str |
     return out
 
 
+# The prompt's memories for a question (as prompt_context chooses them: memory_select_limit and the
+# token budget), and the memories search ranks first, for the selection's quality.
+SELECTIONS = {
+    "select_memories, the question": (
+        "select id from memory.select_memories(p_user_id => %(user)s, p_profile_id => %(profile)s, p_query => %(q)s)"),
+    "select_memories, the question and its embedding": (
+        "select id from memory.select_memories(p_user_id => %(user)s, p_profile_id => %(profile)s, p_query => %(q)s, "
+        "p_query_embedding => %(e)s::extensions.vector)"),
+    "search_memories, the question and its embedding (first 10)": (
+        "select id from memory.search_memories(%(q)s, p_user_id => %(user)s, p_limit => 10, "
+        "p_query_embedding => %(e)s::extensions.vector)"),
+}
+
+
+def _selection_hits(conn: Any, loaded: list[dict[str, Any]], questions: list[tuple[int, int, str, list[str]]],
+                    embeddings: list[str]) -> dict[str, Any]:
+    """For categories 1-4: the share of questions whose chosen memories hold one drawn from an
+    evidence turn (hit), and how many memories were chosen on average."""
+    sources = {}
+    for lc in loaded:
+        for mid, msg in conn.execute("select id, source_message_id from memory.memories where user_id = %s",
+                                     (lc["user_id"],)).fetchall():
+            sources[mid] = lc["msg_to_dia"].get(msg)
+    hits: dict[str, list[float]] = defaultdict(list)
+    chosen: dict[str, list[int]] = defaultdict(list)
+    for (i, category, question, ev), embedding in zip(questions, embeddings, strict=True):
+        if category == 5:
+            continue
+        args = {"user": loaded[i]["user_id"], "profile": loaded[i]["profile_id"], "q": question, "e": embedding}
+        for name, sql in SELECTIONS.items():
+            ids = [r[0] for r in conn.execute(sql, args).fetchall()]
+            hits[name].append(1.0 if {sources.get(m) for m in ids} & set(ev) else 0.0)
+            chosen[name].append(len(ids))
+    return {name: {"questions": len(hits[name]), "hit": round(sum(hits[name]) / max(len(hits[name]), 1), 3),
+                   "chosen": round(sum(chosen[name]) / max(len(chosen[name]), 1), 1)} for name in SELECTIONS}
+
+
 def _drain(kind: str, users: list[str], **worker: Any) -> dict[str, int]:
     """Run the kit's worker on `users`' jobs of `kind` until a run finds none; outcomes counted.
     (A worker that runs embed jobs queues them itself before claiming.)"""
@@ -330,6 +367,7 @@ def run() -> dict[str, Any]:
     load_memories_s = round(time.perf_counter() - t1, 2)
     adm.execute("vacuum (analyze) memory.memories, memory.messages, memory_private.memory_embeddings")
     oracle, lat_oracle = kit_pass(semantic=True)
+    selection = _selection_hits(conn, loaded, questions, embeddings)
     # The conversation nearest 600 turns, copied to 6,000 and 60,000.
     base = min(range(len(loaded)), key=lambda j: abs(len(loaded[j]["ids"]) - 600))
     scale = _latency_at_scale(adm, conn, loaded[base],
@@ -358,6 +396,7 @@ def run() -> dict[str, Any]:
         "kit_hybrid": aggregate(kit_hybrid),
         "kit_hybrid_extraction": aggregate(kit_extraction),
         "oracle_memories": aggregate(oracle),
+        "selection_with_observations": selection,
         "bm25": aggregate(bm25_rows),
         "search_latency": {"kit_lexical": summarize(lat_lexical), "kit_vector": summarize(lat_vector),
                            "kit_hybrid": summarize(lat_hybrid), "kit_hybrid_extraction": summarize(lat_extraction),

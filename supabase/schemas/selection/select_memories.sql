@@ -1,9 +1,11 @@
 -- Why: seed 004's selection: live memories of one user and profile, pinned first, then by score
 -- lifted by relevance to the query, at most memory_select_limit and within a token budget (about
--- four characters a token). The lift is the hybrid retrieval's: the share of the query's terms a
--- memory holds, weighted by rarity among the profile's live memories (lexical_memories' relevance),
--- or its similarity when it is among the nearest to the query's meaning, whichever is higher; a
--- memory neither side finds keeps its score. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
+-- four characters a token). The lift is the hybrid retrieval's, averaged over the sides the query
+-- has: the share of the query's terms a memory holds, weighted by rarity among the profile's live
+-- memories (lexical_memories' relevance), and its nearness among the memories nearest the query's
+-- meaning, scaled from the farthest of them (0) to the nearest (1), since a cosine's range depends
+-- on the model (e5's nearest all sit near 0.8); a memory neither side finds keeps its score, and
+-- one both find rises most. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
 -- selection (memory_private.memory_selections and its notes) names the few memories that can be
 -- chosen: they and what the query lifts are scored, and every live memory only when they cannot
 -- prove the answer. Its statements keep their generic plans, which read the pool by id: a custom
@@ -57,7 +59,9 @@ begin
         from (
             select
                 coalesce(l.memory_id, n.memory_id) as memory_id,
-                greatest(coalesce(l.relevance, 0), coalesce(n.similarity, 0))::numeric as lift
+                ((coalesce(l.relevance, 0) + coalesce(n.nearness, 0)) / (
+                    coalesce(p_query ~ '[[:alnum:]]', false)::integer + (p_query_embedding is not null)::integer
+                ))::numeric as lift
             from (
                 select l.memory_id, l.relevance
                 from memory_private.lexical_memories(v_user, p_query, null, v_profile) as l
@@ -65,7 +69,9 @@ begin
             ) as l
             full join (
                 -- The memories nearest the query's meaning.
-                select n.memory_id, greatest(0, 1 - n.distance) as similarity
+                select n.memory_id,
+                    coalesce((max(n.distance) over () - n.distance)
+                        / nullif(max(n.distance) over () - min(n.distance) over (), 0), 1) as nearness
                 from memory_private.vector_memories(v_user, p_query_embedding, v_limit) as n
                 where p_query_embedding is not null
             ) as n on n.memory_id = l.memory_id

@@ -1,9 +1,11 @@
 -- The query's lift in memory selection: a memory's static score is multiplied by one plus its
 -- relevance, the share of the query's terms it holds weighted by rarity (BM25 over the profile's live
 -- memories, against a memory holding every term once at the average length). Four facts of the
--- same static score (0.8) and the same length (three lexemes) make the shares exact.
+-- same static score (0.8) and the same length (three lexemes) make the shares exact. With a query
+-- embedding the lift averages relevance with nearness among the nearest memories, scaled from the
+-- farthest of them (0) to the nearest (1), whatever the model's range of cosines.
 begin;
-select plan(8);
+select plan(11);
 
 select tests.create_cast('selection-lift');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -75,6 +77,41 @@ select is(
     from memory.select_memories(p_query => 'my marathon plan') as s),
     tests.recall('plan')::jsonb,
     'the owner''s archived memories and another profile''s, holding the same terms, change nothing'
+);
+
+-- Vectors in a narrow cone, as a real model's nearest are (cosines from 0.96 to 1).
+select tests.authenticate_as_service_role();
+select memory.set_embedding_model('test-3d', 3);
+select tests.clear_authentication();
+insert into memory_private.memory_embeddings (memory_id, user_id, model, embedding)
+select m.id, m.user_id, 'test-3d', v.embedding::extensions.vector
+from memory.memories as m
+join (values
+    ('birthday party guests', '[1, 0, 0]'), ('marathon training plan', '[1, 0.1, 0]'),
+    ('garden watering plan', '[1, 0.2, 0]'), ('weekly training plan', '[1, 0.3, 0]')
+) as v (content, embedding) on v.content = m.content
+where m.user_id = tests.recall('owner')::uuid and m.profile_id = tests.recall('p')::uuid and not m.archived;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select tests.remember('near', (
+    select jsonb_object_agg(s.content, s.score)
+    from memory.select_memories(p_query_embedding => '[1, 0, 0]') as s
+));
+select ok(
+    (tests.recall('near')::jsonb ->> 'birthday party guests')::numeric = 1.6
+    and (tests.recall('near')::jsonb ->> 'weekly training plan')::numeric = 0.8,
+    'with the embedding alone the nearest is lifted twofold and the farthest of the nearest not at all'
+);
+select tests.remember('both', (
+    select jsonb_agg(jsonb_build_array(s.content, s.score) order by s.score desc, s.content)
+    from memory.select_memories(p_query => 'my marathon plan', p_query_embedding => '[1, 0, 0]') as s
+));
+select is(
+    tests.recall('both')::jsonb -> 0 ->> 0, 'marathon training plan',
+    'a memory both sides find near the top comes first'
+);
+select is(
+    tests.recall('both')::jsonb -> 1, '["birthday party guests", 1.2000]'::jsonb,
+    'the nearest memory without the query''s words gets half the lift: the sides are averaged'
 );
 
 select * from finish();
