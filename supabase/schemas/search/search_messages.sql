@@ -4,7 +4,10 @@
 -- Hybrid Retrieval", 2023) of the BM25 score over the best one (a turn without the words scores 0,
 -- so a short list of matches keeps their differences) and the similarity scaled between the nearest
 -- and the farthest of the vector side's list (a cosine's range depends on the model). A turn is also
--- found through the memories extracted from it, which restate it in plainer words.
+-- found through the words of the memories extracted from it, which restate it in plainer words; not
+-- through their vectors: a memory's short sentence sits nearer a question than any turn does, so in
+-- one list its turn would crowd out the turns found by their own meaning (on LoCoMo it cost recall
+-- with either kind of memory: bench/RESULTS.md, section 8).
 create function memory.search_messages(
     p_query text,
     p_user_id uuid default null,
@@ -74,46 +77,30 @@ begin
         select l.message_id as id, l.score
         from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
     ),
-    -- The memories either side finds lead to the turns they were drawn from, one probe each (the
+    -- The memories the words find lead to the turns they were drawn from, one probe each (the
     -- lateral's limit keeps it so: joined as a set, a small memories table was scanned whole for
     -- every search).
-    memory_hits as (
-        select h.lexical, mm.source_message_id as id, h.score, h.distance
-        from (
-            select true as lexical, l.memory_id, l.score, null::double precision as distance
-            from memory_private.lexical_memories(v_user, p_query, v_depth) as l
-            union all
-            select false, n.memory_id, null, n.distance
-            from memory_private.vector_memories(v_user, p_query_embedding, v_depth) as n
-            -- Without an embedding neither vector side is called.
-            where p_query_embedding is not null
-        ) as h
+    by_memory as (
+        select mm.source_message_id as id, max(l.score) as score
+        from memory_private.lexical_memories(v_user, p_query, v_depth) as l
         cross join lateral (
             select x.source_message_id from memory.memories as x
-            where x.id = h.memory_id and x.source_message_id is not null
+            where x.id = l.memory_id and x.source_message_id is not null
                 and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
             limit 1
         ) as mm
-    ),
-    by_memory as (
-        select h.id, max(h.score) as score from memory_hits as h where h.lexical group by h.id
+        group by mm.source_message_id
     ),
     lexical as (
         select coalesce(t.id, v.id) as id, coalesce(t.score, 0) + coalesce(v.score, 0) as score
         from by_text as t
         full join by_memory as v on v.id = t.id
     ),
-    -- A message is as near as it or the nearest memory drawn from it.
+    -- Without an embedding the vector side is not called.
     semantic as (
-        select x.id, 1 - min(x.distance) as score
-        from (
-            select n.message_id as id, n.distance
-            from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
-            where p_query_embedding is not null
-            union all
-            select h.id, h.distance from memory_hits as h where not h.lexical
-        ) as x
-        group by x.id
+        select n.message_id as id, 1 - n.distance as score
+        from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
+        where p_query_embedding is not null
     ),
     -- Either side's best scores 1; a turn one side did not find adds nothing from it.
     scaled as (

@@ -6,7 +6,7 @@
 -- query embedding of the wrong dimensions is refused (22023). Vectors are written by hand here,
 -- three-dimensional, under a test model.
 begin;
-select plan(17);
+select plan(18);
 
 select tests.create_cast('search-hybrid');
 select tests.authenticate_as_service_role();
@@ -103,9 +103,13 @@ insert into memory_private.memory_embeddings (memory_id, user_id, model, embeddi
 (tests.recall('pesto')::uuid, tests.recall('owner')::uuid, 'test-3d', '[0, 0.2, 1]');
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select is(
-    (select id from memory.search_messages('cuisine', p_query_embedding => '[0, 0, 1]') limit 1),
+    (select id from memory.search_messages('loves') limit 1),
     tests.recall('pasta')::bigint,
-    'a message is found through the vector of a memory drawn from it (its own is of an old model)'
+    'a message is found through the words of a memory drawn from it'
+);
+select ok(
+    tests.recall('pasta')::bigint not in (select id from memory.search_messages('cuisine', p_query_embedding => '[0, 0, 1]')),
+    'but not through the memory''s vector: the message''s own is of an old model, so only its words find it'
 );
 select results_eq(
     $$select id from memory.search_memories('tendon pain', p_query_embedding => '[1, 0.1, 0]') limit 1$$,
