@@ -553,7 +553,9 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"matches read to keep the 3,309 of one). This section's conversations are their users' whole history, so "
         f"its figures do not move. Since 20261127122136 the two sides are fused by score (BM25 over the best one "
         f"plus the similarity scaled over the vector side's list), not by reciprocal rank: section 8 says how the "
-        f"fusion was chosen and what it changed; its cost is two window aggregates over at most a hundred rows.",
+        f"fusion was chosen and what it changed; its cost is two window aggregates over at most a hundred rows. "
+        f"Since 20261127130327 memories lead to their turns by their words only, so a search calls no vector side "
+        f"over memories.",
     ]
     jobs = wl.get("jobs", {})
     loop = [lv for lv in jobs.get("levels", []) if lv.get("provider") == "loopback"]
