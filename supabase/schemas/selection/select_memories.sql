@@ -47,6 +47,8 @@ declare
     v_last numeric;
     v_last_id uuid;
     v_all_pinned boolean;
+    -- The sides the query has: its words (a text of stop words has none) and its embedding.
+    v_sides integer;
 begin
     if v_limit < 1 or v_limit > 50 or v_budget < 1 then
         raise exception using errcode = '22023', message = 'limit must be 1..50 and the token budget positive';
@@ -54,14 +56,14 @@ begin
     -- The query's lift, only when there is a query: joining empty retrieval sides still cost every
     -- memory of the profile a pass through two hash joins.
     if p_query is not null or p_query_embedding is not null then
+        v_sides := (length(to_tsvector('english'::regconfig, left(coalesce(p_query, ''), 10000))) > 0)::integer
+            + (p_query_embedding is not null)::integer;
         select coalesce(array_agg(x.memory_id), '{}'), coalesce(jsonb_object_agg(x.memory_id, x.lift), '{}')
         into v_lifted, v_lifts
         from (
             select
                 coalesce(l.memory_id, n.memory_id) as memory_id,
-                ((coalesce(l.relevance, 0) + coalesce(n.nearness, 0)) / (
-                    coalesce(p_query ~ '[[:alnum:]]', false)::integer + (p_query_embedding is not null)::integer
-                ))::numeric as lift
+                ((coalesce(l.relevance, 0) + coalesce(n.nearness, 0)) / v_sides)::numeric as lift
             from (
                 select l.memory_id, l.relevance
                 from memory_private.lexical_memories(v_user, p_query, null, v_profile) as l

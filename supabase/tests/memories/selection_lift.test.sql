@@ -5,7 +5,7 @@
 -- embedding the lift averages relevance with nearness among the nearest memories, scaled from the
 -- farthest of them (0) to the nearest (1), whatever the model's range of cosines.
 begin;
-select plan(11);
+select plan(12);
 
 select tests.create_cast('selection-lift');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -112,6 +112,13 @@ select is(
 select is(
     tests.recall('both')::jsonb -> 1, '["birthday party guests", 1.2000]'::jsonb,
     'the nearest memory without the query''s words gets half the lift: the sides are averaged'
+);
+
+select is(
+    (select s.score from memory.select_memories(p_query => 'what about it?', p_query_embedding => '[1, 0, 0]') as s
+    where s.content = 'birthday party guests'),
+    1.6000,
+    'a text of stop words has no lexical side: the embedding''s lift stays whole'
 );
 
 select * from finish();
