@@ -126,12 +126,11 @@ begin
                         'key_themes', w.key_themes, 'dominant_patterns', w.dominant_patterns
                     ) order by w.week_start_date)
                     from memory.weekly_summaries as w
-                    -- Weeks starting from 3 days before the month to 4 before the next: those whose
-                    -- Thursday is in the month (the rule below), as a range of the profile's index.
+                    -- The weeks whose Thursday is in the month: starting from 3 days before it to 4
+                    -- before the next, a range of the profile's index.
                     where w.profile_id = (v_payload ->> 'profile_id')::uuid
                         and w.week_start_date between (v_payload ->> 'month_start')::date - 3
                         and ((v_payload ->> 'month_start')::date + interval '1 month')::date - 4
-                        and date_trunc('month', w.week_start_date + 3)::date = (v_payload ->> 'month_start')::date
                 ), '[]'),
                 -- The month's weeks (their Thursday in it), each job found by its key, one probe a
                 -- Monday: by status and payload this read every user's jobs.

@@ -46,8 +46,7 @@ begin
     ),
     semantic as (
         select n.memory_id, 1 - n.distance as similarity,
-            coalesce((max(n.distance) over () - n.distance) / nullif(max(n.distance) over () - min(n.distance) over (), 0), 1)
-            as score
+            memory_private.nearness(n.distance, min(n.distance) over (), max(n.distance) over ()) as score
         from memory_private.vector_memories(v_user, v_embedding, 100) as n
     ),
     -- Fused once: under a nested loop over the user's memories (the generic plan's choice) the ranks

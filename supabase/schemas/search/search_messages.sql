@@ -98,7 +98,7 @@ begin
     ),
     -- Without an embedding the vector side is not called.
     semantic as (
-        select n.message_id as id, 1 - n.distance as score
+        select n.message_id as id, n.distance
         from memory_private.vector_messages(v_user, p_query_embedding, p_conversation_id, v_depth) as n
         where p_query_embedding is not null
     ),
@@ -107,7 +107,7 @@ begin
         select l.id, coalesce(l.score / nullif(max(l.score) over (), 0), 1) as score
         from lexical as l
         union all
-        select s.id, coalesce((s.score - min(s.score) over ()) / nullif(max(s.score) over () - min(s.score) over (), 0), 1)
+        select s.id, memory_private.nearness(s.distance, min(s.distance) over (), max(s.distance) over ())
         from semantic as s
     ),
     fused as (

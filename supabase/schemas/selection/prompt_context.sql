@@ -2,9 +2,10 @@
 -- the latest conversation summary and, only when the conversation's profile is its owner's primary
 -- one and "remember" is on (seed 004), the selected memories and newest weekly and monthly
 -- summaries. In together mode a participant's prompt holds their own memories and summaries, of
--- the profile they chose for the conversation (the gate's rule), never the owner's. Read-only: memories count as used when the answer is stored with their ids. json, not
--- jsonb: the document is built once and sent, and jsonb's building (a sorted object per row) and
--- its output took about a fifth of the call.
+-- the profile they chose for the conversation (the gate's rule), never the owner's. Read-only:
+-- memories count as used when the answer is stored with their ids. json, not jsonb: the document
+-- is built once and sent, and jsonb's building (a sorted object per row) and its output took about
+-- a fifth of the call.
 create function memory.prompt_context(
     p_conversation_id uuid,
     p_query text default null,

@@ -3,14 +3,13 @@
 -- four characters a token). The lift is the hybrid retrieval's, averaged over the sides the query
 -- has: the share of the query's terms a memory holds, weighted by rarity among the profile's live
 -- memories (lexical_memories' relevance), and its nearness among the memories nearest the query's
--- meaning, scaled from the farthest of them (0) to the nearest (1), since a cosine's range depends
--- on the model (e5's nearest all sit near 0.8); a memory neither side finds keeps its score, and
--- one both find rises most. Choosing is a read; a use is recorded with p_message_id or p_record. The profile's
--- selection (memory_private.memory_selections and its notes) names the few memories that can be
--- chosen: they and what the query lifts are scored, and every live memory only when they cannot
--- prove the answer. Its statements keep their generic plans, which read the pool by id: a custom
--- plan for a pool of 20 scanned a memories table of a few hundred pages instead, and planning the
--- statement for every live memory's ids cost about a millisecond.
+-- meaning (memory_private.nearness); a memory neither side finds keeps its score, and one both
+-- find rises most. Choosing is a read; a use is recorded with p_message_id or p_record. The
+-- profile's selection (memory_private.memory_selections and its notes) names the few memories that
+-- can be chosen: they and what the query lifts are scored, and every live memory only when they
+-- cannot prove the answer. Its statements keep their generic plans, which read the pool by id: a
+-- custom plan for a pool of 20 scanned a memories table of a few hundred pages instead, and
+-- planning the statement for every live memory's ids cost about a millisecond.
 create function memory.select_memories(
     p_user_id uuid default null,
     p_profile_id uuid default null,
@@ -56,7 +55,7 @@ begin
     -- The query's lift, only when there is a query: joining empty retrieval sides still cost every
     -- memory of the profile a pass through two hash joins.
     if p_query is not null or p_query_embedding is not null then
-        v_sides := (length(to_tsvector('english'::regconfig, left(coalesce(p_query, ''), 10000))) > 0)::integer
+        v_sides := (cardinality(memory_private.query_terms(p_query)) > 0)::integer
             + (p_query_embedding is not null)::integer;
         select coalesce(array_agg(x.memory_id), '{}'), coalesce(jsonb_object_agg(x.memory_id, x.lift), '{}')
         into v_lifted, v_lifts
@@ -72,8 +71,7 @@ begin
             full join (
                 -- The memories nearest the query's meaning.
                 select n.memory_id,
-                    coalesce((max(n.distance) over () - n.distance)
-                        / nullif(max(n.distance) over () - min(n.distance) over (), 0), 1) as nearness
+                    memory_private.nearness(n.distance, min(n.distance) over (), max(n.distance) over ()) as nearness
                 from memory_private.vector_memories(v_user, p_query_embedding, v_limit) as n
                 where p_query_embedding is not null
             ) as n on n.memory_id = l.memory_id

@@ -23,6 +23,11 @@ insert into allowed values
     || '(a SET clause would stop the inlining); not security definer, parsed under the caller''s empty search_path'
 ),
 (
+    'function_search_path_mutable', 'memory_private.nearness(double precision,double precision,double precision)',
+    'an immutable SQL function inlined into both searches'' fusion and the selection''s lift, once per neighbour '
+    || '(a SET clause would stop the inlining); not security definer, parsed under the caller''s empty search_path'
+),
+(
     'function_search_path_mutable', 'memory_private.message_before(uuid,integer,text)',
     'a SQL function inlined into unembedded once per message (a SET clause would stop the inlining); not security '
     || 'definer, parsed under the caller''s empty search_path'
