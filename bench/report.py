@@ -698,21 +698,23 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
             + ", ".join(f"{k} {v}" for k, v in sorted(obs.items()) if k != "facts")
             + f" of {_n(obs.get('facts'))} facts (in {w['load_memories_seconds']} s); the gate refuses memories from an "
             "answer's turn by design, and nothing goes around it.", ""]
-    selection = w.get("selection_with_observations") or {}
+    selection = w.get("selection") or {}
     if selection:
-        out += ["The prompt's memories, with the observations as the owner's memories: for each question of categories "
-                "1-4, whether the memories `select_memories` chooses for the prompt (as `prompt_context` does: "
-                "memory_select_limit and the token budget, the lift of the question and of its embedding) hold one "
-                "drawn from an evidence turn, against the first 10 of `search_memories`. No target; the static score "
-                "(type, confidence, recency, references) is the same for these facts, so the lift decides.", "",
-                "| memories | questions | chosen (mean) | hold an evidence turn's memory |",
-                "| --- | ---: | ---: | ---: |"]
-        out += [f"| {name} | {row['questions']} | {row['chosen']} | {row['hit']:.3f} |" for name, row in selection.items()]
+        out += ["The prompt's memories: for each question of categories 1-4, whether the memories `select_memories` "
+                "chooses for the prompt (as `prompt_context` does: memory_select_limit and the token budget, the lift "
+                "of the question and of its embedding) hold one drawn from an evidence turn, against the first 10 of "
+                "`search_memories`; with the kit's own memories (its offline extraction) and with LoCoMo's observations "
+                "as memories (oracle memories, as in the upper-bound row). No target.", "",
+                "| memories | chosen by | questions | chosen (mean) | hold an evidence turn's memory |",
+                "| --- | --- | ---: | ---: | ---: |"]
+        out += [f"| {source} | {name} | {row['questions']} | {row['chosen']} | {row['hit']:.3f} |"
+                for source, rows in selection.items() for name, row in rows.items()]
         out += ["", "Since 20261127125056 the lift averages its two sides: relevance, and nearness among the memories "
-                "nearest the question's meaning, scaled from the farthest of them to the nearest. It took the higher of "
-                "relevance and the raw cosine, and e5's cosines of the nearest memories all sit near 0.8, so the vector "
-                "side lifted the ten nearest almost alike and the embedding added little: on a copy of this section's "
-                "data, 0.331 with the question alone and 0.337 with its embedding before, 0.349 after.", ""]
+                "nearest the question's meaning, scaled from the farthest of them to the nearest "
+                "(`memory_private.nearness`). It took the higher of relevance and the raw cosine, and e5's cosines of "
+                "the nearest memories all sit near 0.8, so the vector side lifted the ten nearest almost alike and the "
+                "embedding added little: with the observations, on the same data loaded apart, 0.331 with the question "
+                "alone and 0.337 with its embedding before, 0.349 after.", ""]
     scale = w.get("latency_at_scale") or []
     if scale:
         out += ["Search latency against the history's length: one user holding one conversation's turns copied into "
