@@ -5,7 +5,8 @@ planner read all of a signed-in user's messages), and it and lexical_messages ke
 which must stay bounded whatever the call's values: the page is read by id, the messages not yet
 folded into the term statistics through (user_id, id), never through the term index (all of
 the user's history) nor the primary key (every user's turns since the fold), and the candidates
-through the term index. Read through auto_explain
+from the postings' index alone (within a conversation, through the term index or a walk of the
+conversation). Read through auto_explain
 (tests/plan_helpers.py) as the signed-in owner of 6,000 messages among 60,000 of another user,
 past plpgsql's fifth execution, when plans may be cached. Everything is rolled back.
 """
@@ -160,34 +161,47 @@ def test_the_memories_found_are_read_by_id(owner_session) -> None:
         assert sum(rows_read(scan) for scan in scans) == MEMORIES, json.dumps(plan)
 
 
-def candidate_scans(plan: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The read of every match (through the term index) and the walk of the newest messages."""
-    (found,) = [s for s in scans_of(plan, "messages") if index_names(s) == {"messages_user_search_idx"}]
-    (walk,) = [s for s in scans_of(plan, "messages") if s is not found]
-    return found, walk
+def postings_and_messages(plan: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The reads of the postings, and those of the messages (the scored ones by id, the unfolded ones)."""
+    postings = scans_of(plan, "search_postings")
+    messages = [s for s in scans_of(plan, "messages") if s.get("Actual Loops", 0) > 0]
+    return postings, messages
 
 
-def test_lexical_candidates_come_from_the_rare_term(owner_session) -> None:
-    for plan in each_call(owner_session, "with walked as"):
-        found, walk = candidate_scans(plan)
-        # Only the zeppelin messages: the common term is scored, never used to find candidates.
-        assert found["Actual Rows"] == MESSAGES // 100 + SMALL // 5, json.dumps(plan)
-        assert walk["Actual Loops"] == 0, "the walk is for matches that are most of the history"
+def scored_by_id(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    (scored,) = [s for s in messages if index_names(s) == {"messages_pkey"}]
+    return scored
 
 
-def test_a_common_term_walks_only_the_newest_messages(owner_session) -> None:
-    """Coffee is in every message: reading all its matches to keep the newest 500 would read the
-    user's history, so the user's messages are walked newest first, through (user_id, id) alone
-    (twice the bound when every message matches), never past other users' rows."""
+def test_lexical_candidates_come_from_the_rare_terms_postings(owner_session) -> None:
+    """Across the user's history the candidates are the zeppelin's postings, read from the index
+    alone; the common term is scored, never used to find candidates; the messages' heap is read
+    for the best of them by id (at most twice the page; search asks lexical search for 50), and
+    the unfolded messages by their own statement (below)."""
+    for plan in each_call(owner_session, "with posted as"):
+        postings, messages = postings_and_messages(plan)
+        (scan,) = postings
+        assert scan["Node Type"] == "Index Only Scan", json.dumps(plan)
+        assert scan["Actual Loops"] == 1, "one admitted term"
+        assert rows_read(scan) == MESSAGES // 100 + SMALL // 5, json.dumps(plan)
+        assert [scored_by_id(messages)] == messages, json.dumps(plan)
+        assert rows_read(scored_by_id(messages)) == MESSAGES // 100 + SMALL // 5, json.dumps(plan)
+
+
+def test_a_common_term_reads_only_its_newest_postings(owner_session) -> None:
+    """Coffee is in every message: its newest 500 postings (lexical_candidates) come from the
+    index, newest first, and only the best 2 x 50 of them are read from the messages' heap, however
+    long the history and wherever its matches lie."""
     plans = []
     for _ in range(CALLS):
         plans += nested_plans(owner_session, "select id from memory.search_messages('coffee', p_limit => 20)", [],
-                              "with walked as")
+                              "with posted as")
     for plan in plans:
-        found, walk = candidate_scans(plan)
-        assert found["Actual Loops"] == 0, json.dumps(plan)
-        assert walk["Node Type"] == "Index Scan" and index_names(walk) == {"messages_user_id_idx"}, json.dumps(plan)
-        assert rows_read(walk) + walk.get("Rows Removed by Filter", 0) == 1000, json.dumps(plan)
+        postings, messages = postings_and_messages(plan)
+        (scan,) = postings
+        assert scan["Node Type"] == "Index Only Scan", json.dumps(plan)
+        assert rows_read(scan) == 500, json.dumps(plan)
+        assert rows_read(scored_by_id(messages)) == 100, json.dumps(plan)
 
 
 def test_a_short_conversation_is_walked_not_the_users_matches(owner_session) -> None:
@@ -198,7 +212,7 @@ def test_a_short_conversation_is_walked_not_the_users_matches(owner_session) -> 
     query = "select id from memory.search_messages('coffee zeppelin', p_conversation_id => %s, p_limit => 20)"
     plans = []
     for _ in range(CALLS):
-        plans += nested_plans(owner_session, query, [small], "with walked as")
+        plans += nested_plans(owner_session, query, [small], "with found as")
     for plan in plans:
         executed = [s for s in scans_of(plan, "messages") if s.get("Actual Loops", 0) > 0]
         assert not [s for s in executed if index_names(s) == {"messages_user_search_idx"}], json.dumps(plan)

@@ -1,16 +1,18 @@
 -- Why: BM25 over one user's live messages (optionally one conversation), best first, at a cost that
 -- does not grow with the history: frequencies come from search_terms and search_corpus (plus
 -- messages not folded yet, less deleted ones not unfolded yet) and the candidates are the newest
--- messages holding the query's rarest terms, at most lexical_candidates (scoring a candidate costs a
--- few microseconds, so the bound is the cost), and always the newest holding the rarest term that
--- any message holds.
+-- messages holding the query's rarest terms, at most lexical_candidates, and always the newest
+-- holding the rarest term that any message holds.
+-- Across the user's history the candidates and their scores on those terms come from the postings
+-- (memory_private.search_postings, the index alone) and from the messages the fold has not reached;
+-- the best twice p_limit of them are scored on every query term from their own lexemes. So no more
+-- than those and the unfolded messages are read from the messages' heap, wherever the matches lie.
+-- Within one conversation the matches come from the term index when they are fewer than the
+-- conversation's messages, and from a walk of the conversation otherwise, and every one is scored.
 -- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
 -- the owner after its own access check. Its statements keep one generic plan per session (planning
 -- them for each call cost about a tenth of a search), written so that no plan walks the user's
--- history: the messages the fold has not reached are read once through (user_id, id)
--- (memory_private.unfolded_messages), and the candidates come from the term index behind a fence
--- or, when they are most of the history, from a bounded walk of the user's newest messages, or,
--- within a conversation smaller than them, from a walk of the conversation.
+-- history.
 create function memory_private.lexical_messages(
     p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
 )
@@ -29,10 +31,9 @@ declare
     v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
     v_frequencies jsonb;
     v_rarest text[];
+    v_rarest_df double precision[];
     v_any tsquery;
     v_matching double precision;
-    v_walk boolean;
-    v_walk_rows integer;
     v_in_conversation boolean;
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
 begin
@@ -45,7 +46,7 @@ begin
     -- The corpus and each term's frequency: what the fold counted, plus the user's messages it has
     -- not reached (read once, by the newest ids), less the deleted ones it has not taken out yet.
     with unfolded as materialized (
-        select u.search from memory_private.unfolded_messages(p_user_id, v_folded) as u (search)
+        select u.search from memory_private.unfolded_messages(p_user_id, v_folded) as u
     ),
     unfolds as materialized (
         select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
@@ -75,63 +76,81 @@ begin
         - (select coalesce(sum(length(g.search)), 0) from unfolds as g),
         (select jsonb_object_agg(r.term, r.df) from ranked as r),
         (select array_agg(a.term order by a.df, a.term) from admitted as a),
+        (select array_agg(greatest(a.df, 1) order by a.df, a.term) from admitted as a),
         (select sum(a.df) from admitted as a)
-    into v_documents, v_lexemes, v_frequencies, v_rarest, v_matching;
+    into v_documents, v_lexemes, v_frequencies, v_rarest, v_rarest_df, v_matching;
     if v_documents < 1 then
         return;
     end if;
     v_average := v_lexemes / v_documents;
+    if p_conversation_id is null then
+        return query
+        with posted as (
+            -- The newest postings of each admitted term, and the admitted terms of the messages
+            -- the fold has not reached (newer than any posting), with the term's frequency.
+            select p.message_id as id, p.frequency::double precision as frequency, p.length, t.df
+            from unnest(v_rarest, v_rarest_df) as t (term, df)
+            cross join lateral (
+                select s.message_id, s.frequency, s.length
+                from memory_private.search_postings as s
+                where s.user_id = p_user_id and s.lexeme = t.term
+                order by s.message_id desc
+                limit v_candidates
+            ) as p
+            union all
+            select u.id, cardinality((u.term).positions), u.length,
+                v_rarest_df[array_position(v_rarest, (u.term).lexeme)]
+            from (
+                select x.id, length(x.search) as length,
+                    unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
+                from memory_private.unfolded_messages(p_user_id, v_folded) as x
+            ) as u
+        ),
+        -- The newest candidates, scored on the admitted terms.
+        candidates as (
+            select p.id, sum(memory_private.bm25(p.frequency, p.length, v_average, p.df, v_documents)) as score
+            from posted as p
+            group by p.id
+            order by p.id desc
+            limit v_candidates
+        ),
+        best as materialized (
+            select c.id from candidates as c order by c.score desc, c.id desc limit 2 * p_limit
+        )
+        select w.id, sum(memory_private.bm25(
+            cardinality((w.term).positions), w.length, v_average,
+            greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
+        ))
+        from (
+            -- A posting of a message deleted since the last fold finds no message here.
+            select m.id, length(m.search) as length, unnest(
+                pg_catalog.ts_filter(pg_catalog.setweight(m.search, 'A', v_terms), '{a}')
+            ) as term
+            from best as b
+            join memory.messages as m on m.id = b.id
+            where m.expires_at is null or m.expires_at > now()
+        ) as w
+        group by w.id
+        order by 2 desc, w.id
+        limit p_limit;
+        return;
+    end if;
     v_any := memory_private.any_term(v_rarest);
-    -- Reading every match costs about v_matching rows; walking the user's messages newest first
-    -- until the bound is met, about v_candidates * v_documents / v_matching when the matches are
-    -- spread through the history. A walk reads twice that at most, then keeps the newest matches;
-    -- when it finds too few (the matches are older: a word used much, long ago) every match is
-    -- read after all, so a search never costs more than three reads of every match. Within one
-    -- conversation the matches come from the term index when they are fewer than the conversation's
-    -- messages, and from a walk of the conversation otherwise (conversation_matches).
-    v_walk := p_conversation_id is null and v_matching * v_matching > v_candidates * v_documents;
-    v_in_conversation := p_conversation_id is not null and v_matching > coalesce(
+    v_in_conversation := v_matching > coalesce(
         (select 2 * c.last_turn from memory.conversations as c where c.id = p_conversation_id), 0
     );
-    v_walk_rows := case when v_walk then ceil(2 * v_candidates * v_documents / v_matching)::integer end;
     return query
-    -- The walk goes through (user_id, id) alone: the user is a range of that index (with `user_id
-    -- =` the planner may order by id alone and walk the primary key through every newer user's
-    -- messages) and the match is tested in the select list, out of the term index's reach. The
-    -- read of every match takes them from the term index (the fence leaves the planner no walk of
-    -- the history), then keeps the newest. A branch not taken does not run.
-    with walked as materialized (
-        -- Only a match's lexemes are kept.
-        select m.id, case when m.search @@ v_any then m.search end as search
-        from memory.messages as m
-        where v_walk and (m.user_id, m.id) >= (p_user_id, 0::bigint)
-            and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
-            and (m.expires_at is null or m.expires_at > now())
-        order by m.user_id desc, m.id desc
-        limit v_walk_rows
-    ),
-    walk as (
-        -- Enough: the bound met, or the user's whole history walked.
-        select count(w.search) >= v_candidates or count(*) < v_walk_rows as enough
-        from walked as w
-    ),
-    found as materialized (
+    -- The read of every match takes them from the term index (the fence leaves the planner no walk
+    -- of the history), then keeps the newest. A branch not taken does not run.
+    with found as materialized (
         select m.id, m.search
         from memory.messages as m
-        where not v_in_conversation and not (v_walk and (select k.enough from walk as k))
-            and m.user_id = p_user_id and m.search @@ v_any
-            and (p_conversation_id is null or m.conversation_id = p_conversation_id)
+        where not v_in_conversation
+            and m.user_id = p_user_id and m.search @@ v_any and m.conversation_id = p_conversation_id
             and (m.expires_at is null or m.expires_at > now())
     ),
     matches as (
         (select f.id, f.search from found as f order by f.id desc limit v_candidates)
-        union all
-        (
-            select w.id, w.search from walked as w
-            where w.search is not null and (select k.enough from walk as k)
-            order by w.id desc
-            limit v_candidates
-        )
         union all
         select x.id, x.search
         from memory_private.conversation_matches(p_user_id, p_conversation_id, v_any, v_candidates) as x

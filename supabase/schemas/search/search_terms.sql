@@ -22,16 +22,18 @@ using (user_id = (select auth.uid()));
 grant select on memory_private.search_terms to authenticated;
 grant select, insert, update, delete on memory_private.search_terms to service_role;
 
--- Deleted messages that were folded, waiting for the next fold to take them out of search_terms and
--- search_corpus. Written by the delete trigger below, emptied by the fold.
+-- Deleted or edited messages that were folded, waiting for the next fold to take their words out of
+-- search_terms, search_corpus and search_postings (and to count an edited one's words again). One
+-- note per message: the words the fold counted. Written by the triggers below, emptied by the fold.
 create table memory_private.search_unfolds (
     id bigint generated always as identity primary key,
     user_id uuid not null references memory.users (id) on delete cascade,
-    search tsvector not null
+    search tsvector not null,
+    message_id bigint not null unique
 );
 
 comment on table memory_private.search_unfolds is
-'Deleted messages whose words the next search-term fold takes out of the statistics.';
+'Deleted or edited messages whose folded words the next search-term fold takes out of the statistics.';
 
 create index search_unfolds_user_id_idx on memory_private.search_unfolds (user_id);
 
@@ -44,11 +46,12 @@ using (user_id = (select auth.uid()));
 grant select on memory_private.search_unfolds to authenticated;
 grant select on memory_private.search_unfolds to service_role;
 
--- Count the next messages (at most p_batch, by id) into search_terms and search_corpus, and take
--- out the deleted ones noted since; returns how many messages were counted. One fold at a time
--- (the row lock); a message whose transaction commits after a fold passed its id is not counted
--- (a weight off by one, not a wrong result).
-create function memory_private.fold_search_terms(p_batch integer default 100000)
+-- Count the next messages (at most p_batch, by id) into search_terms and search_corpus and post
+-- their lexemes to search_postings, and take out the deleted ones noted since; returns how many
+-- messages were counted. One fold at a time (the row lock). It passes no id that an open
+-- transaction may still commit: when the writers open at its start do not end within p_wait, it
+-- counts no new message this time.
+create function memory_private.fold_search_terms(p_batch integer default 100000, p_wait interval default '1 second')
 returns integer
 language plpgsql
 security definer
@@ -57,10 +60,11 @@ as $$
 declare
     v_from bigint;
     v_to bigint;
+    v_edited bigint[];
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
     with gone as (
-        delete from memory_private.search_unfolds returning user_id, search
+        delete from memory_private.search_unfolds returning user_id, message_id, search
     ),
     sizes as (
         update memory_private.search_corpus as c
@@ -69,22 +73,45 @@ begin
             select x.user_id, count(*) as documents, sum(length(x.search)) as lexemes from gone as x group by x.user_id
         ) as g
         where c.user_id = g.user_id
+    ),
+    postings as (
+        delete from memory_private.search_postings as p
+        using gone as x cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
+        where p.user_id = x.user_id and p.lexeme = w.lexeme and p.message_id = x.message_id
+    ),
+    terms as (
+        update memory_private.search_terms as s
+        set documents = greatest(0, s.documents - g.documents)
+        from (
+            select x.user_id, w.lexeme, count(*)::integer as documents
+            from gone as x
+            cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
+            group by x.user_id, w.lexeme
+        ) as g
+        where s.user_id = g.user_id and s.lexeme = g.lexeme
     )
-    update memory_private.search_terms as s
-    set documents = greatest(0, s.documents - g.documents)
-    from (
-        select x.user_id, w.lexeme, count(*)::integer as documents
-        from gone as x
-        cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
-        group by x.user_id, w.lexeme
-    ) as g
-    where s.user_id = g.user_id and s.lexeme = g.lexeme;
+    -- An edited message is still there: its words now are counted below.
+    select array_agg(x.message_id) from gone as x
+    where exists (select 1 from memory.messages as m where m.id = x.message_id)
+    into v_edited;
     v_to := memory_private.next_messages(v_from, p_batch);
-    if v_to is null then
+    if v_to is not null and not memory_private.await_message_writers(p_wait) then
+        v_to := null;
+    end if;
+    if v_to is null and v_edited is null then
         return 0;
     end if;
+    -- Read after the wait: every message up to v_to has committed or never will.
     with batch as materialized (
-        select m.user_id, m.search from memory.messages as m where m.id > v_from and m.id <= v_to
+        select m.id, m.user_id, m.search from memory.messages as m where m.id > v_from and m.id <= v_to
+        union all
+        select m.id, m.user_id, m.search from memory.messages as m where m.id = any(v_edited)
+    ),
+    postings as (
+        insert into memory_private.search_postings (user_id, lexeme, message_id, frequency, length)
+        select b.user_id, w.lexeme, b.id, cardinality(w.positions), length(b.search)
+        from batch as b
+        cross join lateral unnest(b.search) as w (lexeme, positions, weights)
     ),
     sizes as (
         insert into memory_private.search_corpus as c (user_id, documents, lexemes)
@@ -98,16 +125,21 @@ begin
     cross join lateral unnest(tsvector_to_array(b.search)) as w (lexeme)
     group by b.user_id, w.lexeme
     on conflict (user_id, lexeme) do update set documents = s.documents + excluded.documents;
+    if v_to is null then
+        return 0;
+    end if;
     update memory_private.message_scans set through = v_to where name = 'search_terms';
     return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
 end
 $$;
 
-revoke all on function memory_private.fold_search_terms(integer) from public, anon, authenticated, service_role;
-grant execute on function memory_private.fold_search_terms(integer) to service_role;
+revoke all on function memory_private.fold_search_terms(integer, interval)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.fold_search_terms(integer, interval) to service_role;
 
 -- Deleted messages that were counted are noted for the next fold (one insert per statement): the
--- delete itself updates no statistics row.
+-- delete itself updates no statistics row. A message edited since it was counted already holds
+-- the note of the words that were.
 create function memory_private.unfold_search_terms()
 returns trigger
 language plpgsql
@@ -115,12 +147,13 @@ security definer
 set search_path = ''
 as $$
 begin
-    insert into memory_private.search_unfolds (user_id, search)
-    select o.user_id, o.search
+    insert into memory_private.search_unfolds (user_id, message_id, search)
+    select o.user_id, o.id, o.search
     from old_messages as o
     where o.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
         -- An erased user's statistics went with the user.
-        and exists (select 1 from memory.users as u where u.id = o.user_id);
+        and exists (select 1 from memory.users as u where u.id = o.user_id)
+    on conflict (message_id) do nothing;
     return null;
 end
 $$;
@@ -131,3 +164,28 @@ referencing old table as old_messages
 for each statement execute function memory_private.unfold_search_terms();
 
 revoke all on function memory_private.unfold_search_terms() from public, anon, authenticated, service_role;
+
+-- An edited message that was counted is noted with the words that were (once, however often it is
+-- edited before the next fold), which takes them out and counts and posts its words now. Edits are
+-- rare (the service role's corrections), so a row trigger.
+create function memory_private.refold_edited_message()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+    insert into memory_private.search_unfolds (user_id, message_id, search)
+    select old.user_id, old.id, old.search
+    where old.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
+    on conflict (message_id) do nothing;
+    return null;
+end
+$$;
+
+create trigger messages_refold_edited_message
+after update of content on memory.messages
+for each row when (old.search is distinct from new.search)
+execute function memory_private.refold_edited_message();
+
+revoke all on function memory_private.refold_edited_message() from public, anon, authenticated, service_role;

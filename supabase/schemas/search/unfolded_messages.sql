@@ -1,12 +1,13 @@
--- Why: the lexemes of a user's messages the search-term fold has not reached yet (ids after
--- p_after), oldest first, at most 20,000, for lexical search to count them. The user is a range of
+-- Why: the user's messages the search-term fold has not reached yet (ids after p_after) with their
+-- lexemes, oldest first, at most 20,000, for lexical search to count them and find among them what
+-- has no postings yet. The user is a range of
 -- (user_id, id), which no other index serves: with `user_id =` and `id >`, a generic plan on a
 -- database of few users read the primary key through every user's turns since the fold, or all of
 -- the user's messages through the term index, and the range's poor estimate made a sequential scan
 -- look cheaper; the function's settings leave the range scan as the plan. Runs with its caller's
 -- rights, so RLS decides for a direct caller of lexical search.
 create function memory_private.unfolded_messages(p_user_id uuid, p_after bigint)
-returns setof tsvector
+returns table (id bigint, search tsvector)
 language plpgsql
 stable
 rows 10
@@ -17,7 +18,7 @@ set plan_cache_mode = force_generic_plan
 as $$
 begin
     return query
-    select m.search from memory.messages as m
+    select m.id, m.search from memory.messages as m
     where (m.user_id, m.id) > (p_user_id, p_after)
         and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
     order by m.user_id, m.id

@@ -1,8 +1,8 @@
 -- Lexical search scores a bounded set of messages (the lexical_candidates setting): the newest
 -- holding the query's rarest terms, taken while their document frequencies sum to at most the
--- setting, and always the newest matches of the rarest term some message holds, whether the
--- user's newest messages are walked (the matches are most of the history) or every match is read;
--- a candidate is scored on every query term.
+-- setting, and always the newest matches of the rarest term some message holds; a candidate is
+-- scored on every query term. Here the messages are not folded (search_postings.test.sql ranks
+-- the same searches from the postings).
 begin;
 select plan(8);
 
@@ -61,8 +61,7 @@ select results_eq(
     'search_messages ranks within the same bound'
 );
 
--- Morning is in most messages but none of the newest: the walk of the newest messages finds too
--- few, so every match is read after all.
+-- Morning is in most messages but none of the newest.
 select tests.clear_authentication();
 select count(memory.add_message(tests.recall('conv')::uuid, 'user', format('Evening tea number %s', i))) from generate_series(1, 10) as i;
 select tests.authenticate_as(tests.recall('owner')::uuid);

@@ -1,6 +1,6 @@
 -- The statements lexical search runs in helpers of their own run with the caller's rights, so the
--- messages policy decides: memory_private.unfolded_messages(user, after), the lexemes of a user's
--- messages after an id (those the term fold has not reached), and
+-- messages policy decides: memory_private.unfolded_messages(user, after), a user's messages after an
+-- id (those the term fold has not reached) with their lexemes, and
 -- memory_private.conversation_matches(user, conversation, query, limit), a conversation's newest
 -- matches. The owner, their tenant's admin and the service role read them; a stranger and another
 -- tenant's admin read none; anon may not call them.
@@ -30,10 +30,12 @@ select throws_ok(
 );
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
-select is(
-    array(select u::text from memory_private.unfolded_messages(tests.recall('owner')::uuid, 0) as u limit 2),
-    array[to_tsvector('english', 'Where is the kayak?')::text, to_tsvector('english', 'In the garage.')::text],
-    'the owner reads their messages'' lexemes, oldest first'
+select results_eq(
+    $$select u.id, u.search::text from memory_private.unfolded_messages(tests.recall('owner')::uuid, 0) as u limit 2$$,
+    format($$values (%s::bigint, %L), (%s + 1, %L)$$,
+        tests.recall('first'), to_tsvector('english', 'Where is the kayak?'),
+        tests.recall('first'), to_tsvector('english', 'In the garage.')),
+    'the owner reads their messages and their lexemes, oldest first'
 );
 select is(
     (select count(*) from memory_private.unfolded_messages(tests.recall('owner')::uuid, tests.recall('first')::bigint)),

@@ -1,0 +1,428 @@
+-- Postings for lexical search (memory_private.search_postings): per user and lexeme, the messages
+-- holding it with the lexeme's frequency and the message's length, kept by the search-term fold,
+-- so a search across a user's history takes its candidates and their first scores from an index
+-- instead of the messages' heap. The fold waits for the writers open at its start before passing
+-- their ids, and counts an edited message's words again (search_unfolds notes it, once). The
+-- pending deletions are folded by the previous fold before their table gains the message's id,
+-- and the messages folded so far are posted here.
+lock table memory.messages in share row exclusive mode;
+
+select memory_private.fold_search_terms(0);
+
+drop function if exists memory_private.fold_search_terms(p_batch integer);
+
+drop function if exists memory_private.unfolded_messages(p_user_id uuid, p_after bigint);
+
+create table memory_private.search_postings (
+    user_id uuid not null,
+    lexeme text not null,
+    message_id bigint not null,
+    frequency smallint not null,
+    length integer not null
+)
+with (autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 50000);
+
+
+alter table memory_private.search_postings enable row level security;
+
+alter table memory_private.search_unfolds add column message_id bigint not null;
+
+create unique index search_postings_pkey on memory_private.search_postings using btree (
+    user_id, lexeme, message_id
+) include (frequency, length);
+
+create unique index search_unfolds_message_id_key on memory_private.search_unfolds using btree (message_id);
+
+alter table memory_private.search_postings
+add constraint search_postings_pkey primary key using index search_postings_pkey;
+
+alter table memory_private.search_postings add constraint search_postings_frequency_check check (
+    (frequency > 0)
+) not valid;
+
+alter table memory_private.search_postings validate constraint "search_postings_frequency_check";
+
+alter table memory_private.search_postings add constraint search_postings_length_check check (
+    (length > 0)
+) not valid;
+
+alter table memory_private.search_postings validate constraint "search_postings_length_check";
+
+alter table memory_private.search_postings add constraint search_postings_user_id_fkey foreign key (
+    user_id
+) references memory.users (id) on delete cascade not valid;
+
+alter table memory_private.search_postings validate constraint "search_postings_user_id_fkey";
+
+alter table memory_private.search_unfolds
+add constraint search_unfolds_message_id_key unique using index search_unfolds_message_id_key;
+
+set check_function_bodies = off;
+
+create or replace function memory_private.await_message_writers(p_wait interval)
+returns boolean
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_writers text[] := array(
+        select l.virtualtransaction from pg_catalog.pg_locks as l
+        where l.locktype = 'relation' and l.relation = 'memory.messages'::regclass
+            and l.mode = 'RowExclusiveLock' and l.pid is distinct from pg_catalog.pg_backend_pid()
+    );
+    v_until timestamptz := pg_catalog.clock_timestamp() + p_wait;
+begin
+    -- A transaction holds locks under its virtual id until it ends.
+    while exists (select 1 from pg_catalog.pg_locks as l where l.virtualtransaction = any(v_writers)) loop
+        if pg_catalog.clock_timestamp() >= v_until then
+            return false;
+        end if;
+        perform pg_catalog.pg_sleep(0.002);
+    end loop;
+    return true;
+end
+$function$;
+
+create or replace function memory_private.fold_search_terms(
+    p_batch integer default 100000, p_wait interval default '00:00:01'::interval
+)
+returns integer
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_from bigint;
+    v_to bigint;
+    v_edited bigint[];
+begin
+    select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
+    with gone as (
+        delete from memory_private.search_unfolds returning user_id, message_id, search
+    ),
+    sizes as (
+        update memory_private.search_corpus as c
+        set documents = greatest(0, c.documents - g.documents), lexemes = greatest(0, c.lexemes - g.lexemes)
+        from (
+            select x.user_id, count(*) as documents, sum(length(x.search)) as lexemes from gone as x group by x.user_id
+        ) as g
+        where c.user_id = g.user_id
+    ),
+    postings as (
+        delete from memory_private.search_postings as p
+        using gone as x cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
+        where p.user_id = x.user_id and p.lexeme = w.lexeme and p.message_id = x.message_id
+    ),
+    terms as (
+        update memory_private.search_terms as s
+        set documents = greatest(0, s.documents - g.documents)
+        from (
+            select x.user_id, w.lexeme, count(*)::integer as documents
+            from gone as x
+            cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
+            group by x.user_id, w.lexeme
+        ) as g
+        where s.user_id = g.user_id and s.lexeme = g.lexeme
+    )
+    -- An edited message is still there: its words now are counted below.
+    select array_agg(x.message_id) from gone as x
+    where exists (select 1 from memory.messages as m where m.id = x.message_id)
+    into v_edited;
+    v_to := memory_private.next_messages(v_from, p_batch);
+    if v_to is not null and not memory_private.await_message_writers(p_wait) then
+        v_to := null;
+    end if;
+    if v_to is null and v_edited is null then
+        return 0;
+    end if;
+    -- Read after the wait: every message up to v_to has committed or never will.
+    with batch as materialized (
+        select m.id, m.user_id, m.search from memory.messages as m where m.id > v_from and m.id <= v_to
+        union all
+        select m.id, m.user_id, m.search from memory.messages as m where m.id = any(v_edited)
+    ),
+    postings as (
+        insert into memory_private.search_postings (user_id, lexeme, message_id, frequency, length)
+        select b.user_id, w.lexeme, b.id, cardinality(w.positions), length(b.search)
+        from batch as b
+        cross join lateral unnest(b.search) as w (lexeme, positions, weights)
+    ),
+    sizes as (
+        insert into memory_private.search_corpus as c (user_id, documents, lexemes)
+        select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
+        on conflict (user_id) do update
+        set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
+    )
+    insert into memory_private.search_terms as s (user_id, lexeme, documents)
+    select b.user_id, w.lexeme, count(*)
+    from batch as b
+    cross join lateral unnest(tsvector_to_array(b.search)) as w (lexeme)
+    group by b.user_id, w.lexeme
+    on conflict (user_id, lexeme) do update set documents = s.documents + excluded.documents;
+    if v_to is null then
+        return 0;
+    end if;
+    update memory_private.message_scans set through = v_to where name = 'search_terms';
+    return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
+end
+$function$;
+
+create or replace function memory_private.refold_edited_message()
+returns trigger
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+begin
+    insert into memory_private.search_unfolds (user_id, message_id, search)
+    select old.user_id, old.id, old.search
+    where old.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
+    on conflict (message_id) do nothing;
+    return null;
+end
+$function$;
+
+create or replace function memory_private.lexical_messages(
+    p_user_id uuid, p_query text, p_conversation_id uuid default null, p_limit integer default 50
+)
+returns table (message_id bigint, score double precision)
+language plpgsql
+stable
+rows 50
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+as $$
+declare
+    v_terms text[] := memory_private.query_terms(p_query);
+    v_documents double precision;
+    v_lexemes double precision;
+    v_average double precision;
+    v_folded bigint := (select f.through from memory_private.message_scans as f where f.name = 'search_terms');
+    v_frequencies jsonb;
+    v_rarest text[];
+    v_rarest_df double precision[];
+    v_any tsquery;
+    v_matching double precision;
+    v_in_conversation boolean;
+    v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
+begin
+    if v_candidates is null or v_candidates < 1 then
+        raise exception using errcode = '22023', message = 'setting lexical_candidates must be a positive integer';
+    end if;
+    if cardinality(v_terms) = 0 then
+        return;
+    end if;
+    -- The corpus and each term's frequency: what the fold counted, plus the user's messages it has
+    -- not reached (read once, by the newest ids), less the deleted ones it has not taken out yet.
+    with unfolded as materialized (
+        select u.search from memory_private.unfolded_messages(p_user_id, v_folded) as u
+    ),
+    unfolds as materialized (
+        select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
+    ),
+    terms as (
+        select t.term, coalesce(s.documents, 0)
+            + (select count(*) from unfolded as u where u.search @@ quote_literal(t.term)::tsquery)
+            - (select count(*) from unfolds as g where g.search @@ quote_literal(t.term)::tsquery) as df
+        from unnest(v_terms) as t (term)
+        left join memory_private.search_terms as s on s.user_id = p_user_id and s.lexeme = t.term
+    ),
+    ranked as (
+        select d.term, d.df, sum(d.df) over w as running
+        from terms as d
+        window w as (order by d.df, d.term)
+    ),
+    -- The rarest terms, while their frequencies sum to the bound; terms no message holds find
+    -- nothing, so the rarest term that some message holds is always taken.
+    admitted as (
+        select r.term, r.df from ranked as r where r.running <= v_candidates or r.running = r.df
+    )
+    select
+        coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0)
+        + (select count(*) from unfolded) - (select count(*) from unfolds),
+        coalesce((select c.lexemes from memory_private.search_corpus as c where c.user_id = p_user_id), 0)
+        + (select coalesce(sum(length(u.search)), 0) from unfolded as u)
+        - (select coalesce(sum(length(g.search)), 0) from unfolds as g),
+        (select jsonb_object_agg(r.term, r.df) from ranked as r),
+        (select array_agg(a.term order by a.df, a.term) from admitted as a),
+        (select array_agg(greatest(a.df, 1) order by a.df, a.term) from admitted as a),
+        (select sum(a.df) from admitted as a)
+    into v_documents, v_lexemes, v_frequencies, v_rarest, v_rarest_df, v_matching;
+    if v_documents < 1 then
+        return;
+    end if;
+    v_average := v_lexemes / v_documents;
+    if p_conversation_id is null then
+        return query
+        with posted as (
+            -- The newest postings of each admitted term, and the admitted terms of the messages
+            -- the fold has not reached (newer than any posting), with the term's frequency.
+            select p.message_id as id, p.frequency::double precision as frequency, p.length, t.df
+            from unnest(v_rarest, v_rarest_df) as t (term, df)
+            cross join lateral (
+                select s.message_id, s.frequency, s.length
+                from memory_private.search_postings as s
+                where s.user_id = p_user_id and s.lexeme = t.term
+                order by s.message_id desc
+                limit v_candidates
+            ) as p
+            union all
+            select u.id, cardinality((u.term).positions), u.length,
+                v_rarest_df[array_position(v_rarest, (u.term).lexeme)]
+            from (
+                select x.id, length(x.search) as length,
+                    unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
+                from memory_private.unfolded_messages(p_user_id, v_folded) as x
+            ) as u
+        ),
+        -- The newest candidates, scored on the admitted terms.
+        candidates as (
+            select p.id, sum(memory_private.bm25(p.frequency, p.length, v_average, p.df, v_documents)) as score
+            from posted as p
+            group by p.id
+            order by p.id desc
+            limit v_candidates
+        ),
+        best as materialized (
+            select c.id from candidates as c order by c.score desc, c.id desc limit 2 * p_limit
+        )
+        select w.id, sum(memory_private.bm25(
+            cardinality((w.term).positions), w.length, v_average,
+            greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
+        ))
+        from (
+            -- A posting of a message deleted since the last fold finds no message here.
+            select m.id, length(m.search) as length, unnest(
+                pg_catalog.ts_filter(pg_catalog.setweight(m.search, 'A', v_terms), '{a}')
+            ) as term
+            from best as b
+            join memory.messages as m on m.id = b.id
+            where m.expires_at is null or m.expires_at > now()
+        ) as w
+        group by w.id
+        order by 2 desc, w.id
+        limit p_limit;
+        return;
+    end if;
+    v_any := memory_private.any_term(v_rarest);
+    v_in_conversation := v_matching > coalesce(
+        (select 2 * c.last_turn from memory.conversations as c where c.id = p_conversation_id), 0
+    );
+    return query
+    -- The read of every match takes them from the term index (the fence leaves the planner no walk
+    -- of the history), then keeps the newest. A branch not taken does not run.
+    with found as materialized (
+        select m.id, m.search
+        from memory.messages as m
+        where not v_in_conversation
+            and m.user_id = p_user_id and m.search @@ v_any and m.conversation_id = p_conversation_id
+            and (m.expires_at is null or m.expires_at > now())
+    ),
+    matches as (
+        (select f.id, f.search from found as f order by f.id desc limit v_candidates)
+        union all
+        select x.id, x.search
+        from memory_private.conversation_matches(p_user_id, p_conversation_id, v_any, v_candidates) as x
+        where v_in_conversation
+    )
+    select w.id, sum(memory_private.bm25(
+        cardinality((w.term).positions), w.length, v_average,
+        greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
+    ))
+    from (
+        -- Only the query's lexemes, cut out in C (marked with weight A, then kept by weight; the
+        -- stored vectors hold only to_tsvector's default weight D), and
+        -- unnested in the select list: a set-returning call there streams its rows, where a lateral
+        -- function scan fills a tuplestore for each candidate (about a fifth of the scoring).
+        select x.id, length(x.search) as length, unnest(
+            pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_terms), '{a}')
+        ) as term
+        from matches as x
+    ) as w
+    group by w.id
+    order by 2 desc, w.id
+    limit p_limit;
+end
+$$;
+
+create or replace function memory_private.unfold_search_terms()
+returns trigger
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+begin
+    insert into memory_private.search_unfolds (user_id, message_id, search)
+    select o.user_id, o.id, o.search
+    from old_messages as o
+    where o.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
+        -- An erased user's statistics went with the user.
+        and exists (select 1 from memory.users as u where u.id = o.user_id)
+    on conflict (message_id) do nothing;
+    return null;
+end
+$function$;
+
+create or replace function memory_private.unfolded_messages(p_user_id uuid, p_after bigint)
+returns table (id bigint, search tsvector)
+language plpgsql
+stable rows 10
+set search_path to ''
+set enable_seqscan to 'off'
+set enable_bitmapscan to 'off'
+set plan_cache_mode to 'force_generic_plan'
+as $function$
+begin
+    return query
+    select m.id, m.search from memory.messages as m
+    where (m.user_id, m.id) > (p_user_id, p_after)
+        and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
+    order by m.user_id, m.id
+    limit 20000;
+end
+$function$;
+
+grant select on table memory_private.search_postings to authenticated;
+
+grant select on table memory_private.search_postings to service_role;
+
+create policy "Users read the postings of their own messages"
+on memory_private.search_postings
+as permissive
+for select
+to authenticated
+using ((user_id = (select auth.uid() as uid)));
+
+
+create trigger messages_refold_edited_message after update of content on memory.messages for each row when (
+    (old.search is distinct from new.search)
+) execute function memory_private.refold_edited_message();
+
+
+revoke all on function memory_private.await_message_writers(interval) from public, anon, authenticated, service_role;
+revoke all on function memory_private.fold_search_terms(integer, interval)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.fold_search_terms(integer, interval) to service_role;
+revoke all on function memory_private.lexical_messages(uuid, text, uuid, integer)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.lexical_messages(uuid, text, uuid, integer) to authenticated, service_role;
+revoke all on function memory_private.refold_edited_message() from public, anon, authenticated, service_role;
+revoke all on function memory_private.unfold_search_terms() from public, anon, authenticated, service_role;
+revoke all on function memory_private.unfolded_messages(uuid, bigint) from public, anon, authenticated, service_role;
+grant execute on function memory_private.unfolded_messages(uuid, bigint) to authenticated, service_role;
+comment on table memory_private.search_postings is 'Per user and lexeme: the messages holding it, with its frequency there and their length (BM25''s postings).';
+comment on table memory_private.search_unfolds is 'Deleted or edited messages whose folded words the next search-term fold takes out of the statistics.';
+
+insert into memory_private.search_postings (user_id, lexeme, message_id, frequency, length)
+select
+    m.user_id,
+    w.lexeme,
+    m.id,
+    cardinality(w.positions) as frequency,
+    length(m.search) as length
+from memory.messages as m
+cross join lateral unnest(m.search) as w (lexeme, positions, weights)
+where m.id <= (
+    select f.through from memory_private.message_scans as f
+    where f.name = 'search_terms'
+);
