@@ -412,13 +412,16 @@ def run() -> dict[str, Any]:
 
 
 def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: list[str],
-                      questions: list[str]) -> list[dict[str, Any]]:
+                      questions: list[str], rounds: int = 3) -> list[dict[str, Any]]:
     """Search latency for one user holding about 600, 6,000 and 60,000 turns: a conversation's
     turns copied into new conversations of a new user, with their vectors copied and jittered
     (1e-3 per coordinate, so HNSW does not see duplicates); its questions searched across the
-    user's whole history (the HNSW path), lexical and hybrid."""
+    user's whole history (the HNSW path), lexical and hybrid. All three users are loaded first, then
+    searched in rounds that go through every size, so each size is measured under the same
+    conditions (a pass right after a load shares the machine with what the load left behind)."""
     out = []
     per_copy = len(loaded["ids"])
+    users = []
     for copies in (1, 10, 100):
         uid = one(conn, "select memory.user_id_for(%s)", (f"locomo-scale-{copies}",))
         t0 = time.perf_counter()
@@ -442,17 +445,19 @@ def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: l
         adm.execute("select memory_private.fold_search_terms(2147483647)")
         adm.execute("vacuum (analyze) memory.messages, memory_private.message_embeddings, memory_private.search_terms, "
                     "memory_private.search_postings")
-        load_s = round(time.perf_counter() - t0, 2)
-        row: dict[str, Any] = {"turns": per_copy * copies, "load_seconds": load_s}
-        for name, semantic in (("lexical", False), ("hybrid", True)):
-            lat: list[int] = []
-            for question, embedding in zip(questions, embeddings, strict=True):
-                t1 = time.perf_counter_ns()
-                conn.execute("select id from memory.search_messages(p_query => %s, p_user_id => %s, p_limit => 20, "
-                             "p_query_embedding => %s::extensions.vector)",
-                             (question, uid, embedding if semantic else None)).fetchall()
-                lat.append(time.perf_counter_ns() - t1)
-            row[name] = summarize(lat)
+        users.append((uid, {"turns": per_copy * copies, "load_seconds": round(time.perf_counter() - t0, 2)}))
+    lat: dict[tuple[int, str], list[int]] = {}
+    for _ in range(rounds):
+        for i, (uid, _row) in enumerate(users):
+            for name, semantic in (("lexical", False), ("hybrid", True)):
+                for question, embedding in zip(questions, embeddings, strict=True):
+                    t1 = time.perf_counter_ns()
+                    conn.execute("select id from memory.search_messages(p_query => %s, p_user_id => %s, p_limit => 20, "
+                                 "p_query_embedding => %s::extensions.vector)",
+                                 (question, uid, embedding if semantic else None)).fetchall()
+                    lat.setdefault((i, name), []).append(time.perf_counter_ns() - t1)
+    for i, (_uid, row) in enumerate(users):
+        row.update({"rounds": rounds, "lexical": summarize(lat[(i, "lexical")]), "hybrid": summarize(lat[(i, "hybrid")])})
         log(f"locomo: {row['turns']} turns: search p50 lexical {row['lexical']['p50_us']} us, "
             f"hybrid {row['hybrid']['p50_us']} us")
         out.append(row)

@@ -719,19 +719,24 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
     if scale:
         out += ["Search latency against the history's length: one user holding one conversation's turns copied into "
                 "more conversations (vectors copied with a 1e-3 jitter), the conversation's questions searched across the "
-                "user's whole history (the HNSW path), after the term statistics were folded (as the pg_cron job does "
-                "within a minute).", "",
+                "user's whole history (the HNSW path), after the term statistics were folded and posted (as the pg_cron "
+                "job does within a minute) and vacuumed (as autovacuum does after 50,000 new postings); the three users "
+                f"are loaded first, then searched in {scale[0].get('rounds', 1)} rounds that each go through every size.", "",
                 "| turns | lexical p50 | lexical p95 | hybrid p50 | hybrid p95 |", "| ---: | ---: | ---: | ---: | ---: |"]
         for row in scale:
             out.append(f"| {_n(row['turns'])} | {_fmt_us(row['lexical']['p50_us'])} | {_fmt_us(row['lexical']['p95_us'])} | "
                        f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} |")
-        first, last = scale[0]["hybrid"]["p50_us"], scale[-1]["hybrid"]["p50_us"]
-        latency_ok = first <= 5000 and last <= 1.3 * first
+        # Flat up to the largest history: every size against the smallest, the slowest named.
+        first = scale[0]["hybrid"]["p50_us"]
+        worst = max(scale[1:], key=lambda row: row["hybrid"]["p50_us"])
+        ratio = worst["hybrid"]["p50_us"] / first
+        lexical = max(row["lexical"]["p50_us"] for row in scale[1:]) / scale[0]["lexical"]["p50_us"]
+        latency_ok = first <= 5000 and ratio <= 1.3
         out += ["", f"Target: p50 ≤ 5 ms at ~600 turns and flat (≤ 1.3x) to ~60,000 — {_verdict(latency_ok)}: hybrid "
-                f"{_fmt_us(first)} at {_n(scale[0]['turns'])} turns, {last / first:.1f}x at {_n(scale[-1]['turns'])}. "
-                "See finding 9.", ""]
+                f"{_fmt_us(first)} at {_n(scale[0]['turns'])} turns, {ratio:.2f}x at {_n(worst['turns'])} (the slowest "
+                f"size); lexical at most {lexical:.2f}x. See finding 9.", ""]
         summary.append(f"| 8 | search p50 ≤ 5 ms at ~600 turns, flat to ~60,000 | hybrid {_fmt_us(first)}; "
-                       f"{last / first:.1f}x at {_n(scale[-1]['turns'])} turns | {_verdict(latency_ok)} | 9 |")
+                       f"{ratio:.2f}x at {_n(worst['turns'])} turns (lexical ≤ {lexical:.2f}x) | {_verdict(latency_ok)} | 9 |")
     summary.append(f"| 8 | LoCoMo recall@10 (cat. 1-4), kit lexical ≥ BM25 | {k10:.3f} vs {b10:.3f} (oracle upper bound "
                    f"{o10:.3f}, no verdict) | {_verdict(ok)} | 9 |")
     summary.append(f"| 8 | LoCoMo kit hybrid recall@10 ≥ 0.65 and MRR ≥ 0.50 | {h10:.3f} / {hmrr:.3f} (vector alone "

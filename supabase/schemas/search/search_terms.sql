@@ -112,6 +112,8 @@ begin
         select b.user_id, w.lexeme, b.id, cardinality(w.positions), length(b.search)
         from batch as b
         cross join lateral unnest(b.search) as w (lexeme, positions, weights)
+        -- In the index's order: a term's new postings go to the same leaf pages.
+        order by b.user_id, w.lexeme, b.id
     ),
     sizes as (
         insert into memory_private.search_corpus as c (user_id, documents, lexemes)

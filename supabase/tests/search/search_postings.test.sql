@@ -4,8 +4,10 @@
 -- with the next fold (search leaves the message out at once); an edited message is noted once,
 -- with the words that were counted, and the next fold counts and posts its words now. Users read
 -- only their own postings; a tenant admin none; only the fold writes them; anon reaches nothing.
+-- Autovacuum visits the table after every 50,000 new postings, so a search's index-only read of the
+-- newest postings finds them visible without the heap.
 begin;
-select plan(19);
+select plan(20);
 
 select tests.create_cast('search-postings');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Posts', p_window_turns => 1000)).id);
@@ -142,6 +144,12 @@ select ok(
 select throws_ok(
     format($$insert into memory_private.search_postings values (%L, 'tea', 1, 1, 1)$$, tests.recall('owner')),
     '42501', null, 'service_role does not write postings: the fold does'
+);
+
+select is(
+    (select reloptions from pg_class where oid = 'memory_private.search_postings'::regclass),
+    array['autovacuum_vacuum_insert_scale_factor=0', 'autovacuum_vacuum_insert_threshold=50000'],
+    'autovacuum visits the postings after every 50,000 new ones, whatever the table''s size'
 );
 
 select * from finish();
