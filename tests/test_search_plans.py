@@ -212,10 +212,13 @@ def test_a_short_conversation_is_walked_not_the_users_matches(owner_session) -> 
     query = "select id from memory.search_messages('coffee zeppelin', p_conversation_id => %s, p_limit => 20)"
     plans = []
     for _ in range(CALLS):
-        plans += nested_plans(owner_session, query, [small], "with found as")
+        plans += nested_plans(owner_session, query, [small], "with posted as")
     for plan in plans:
         executed = [s for s in scans_of(plan, "messages") if s.get("Actual Loops", 0) > 0]
         assert not [s for s in executed if index_names(s) == {"messages_user_search_idx"}], json.dumps(plan)
+        assert not [s for s in scans_of(plan, "search_postings") if s.get("Actual Loops", 0) > 0], (
+            "the postings are the user's whole history: not read for one conversation"
+        )
     walks = []
     for _ in range(CALLS):
         walks += nested_plans(owner_session, query, [small], "order by m.turn_number desc")

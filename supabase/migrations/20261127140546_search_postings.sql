@@ -254,73 +254,63 @@ begin
         return;
     end if;
     v_average := v_lexemes / v_documents;
-    if p_conversation_id is null then
-        return query
-        with posted as (
-            -- The newest postings of each admitted term, and the admitted terms of the messages
-            -- the fold has not reached (newer than any posting), with the term's frequency.
-            select p.message_id as id, p.frequency::double precision as frequency, p.length, t.df
-            from unnest(v_rarest, v_rarest_df) as t (term, df)
-            cross join lateral (
-                select s.message_id, s.frequency, s.length
-                from memory_private.search_postings as s
-                where s.user_id = p_user_id and s.lexeme = t.term
-                order by s.message_id desc
-                limit v_candidates
-            ) as p
-            union all
-            select u.id, cardinality((u.term).positions), u.length,
-                v_rarest_df[array_position(v_rarest, (u.term).lexeme)]
-            from (
-                select x.id, length(x.search) as length,
-                    unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
-                from memory_private.unfolded_messages(p_user_id, v_folded) as x
-            ) as u
-        ),
-        -- The newest candidates, scored on the admitted terms.
-        candidates as (
-            select p.id, sum(memory_private.bm25(p.frequency, p.length, v_average, p.df, v_documents)) as score
-            from posted as p
-            group by p.id
-            order by p.id desc
-            limit v_candidates
-        ),
-        best as materialized (
-            select c.id from candidates as c order by c.score desc, c.id desc limit 2 * p_limit
-        )
-        select w.id, sum(memory_private.bm25(
-            cardinality((w.term).positions), w.length, v_average,
-            greatest((v_frequencies ->> (w.term).lexeme)::double precision, 1), v_documents
-        ))
-        from (
-            -- A posting of a message deleted since the last fold finds no message here.
-            select m.id, length(m.search) as length, unnest(
-                pg_catalog.ts_filter(pg_catalog.setweight(m.search, 'A', v_terms), '{a}')
-            ) as term
-            from best as b
-            join memory.messages as m on m.id = b.id
-            where m.expires_at is null or m.expires_at > now()
-        ) as w
-        group by w.id
-        order by 2 desc, w.id
-        limit p_limit;
-        return;
+    if p_conversation_id is not null then
+        v_any := memory_private.any_term(v_rarest);
+        v_in_conversation := v_matching > coalesce(
+            (select 2 * c.last_turn from memory.conversations as c where c.id = p_conversation_id), 0
+        );
     end if;
-    v_any := memory_private.any_term(v_rarest);
-    v_in_conversation := v_matching > coalesce(
-        (select 2 * c.last_turn from memory.conversations as c where c.id = p_conversation_id), 0
-    );
     return query
-    -- The read of every match takes them from the term index (the fence leaves the planner no walk
-    -- of the history), then keeps the newest. A branch not taken does not run.
-    with found as materialized (
+    -- A branch not taken does not run.
+    with posted as (
+        -- Across the history: the newest postings of each admitted term, and the admitted terms of
+        -- the messages the fold has not reached (newer than any posting), with the term's frequency.
+        select p.message_id as id, p.frequency::double precision as frequency, p.length, t.df
+        from unnest(v_rarest, v_rarest_df) as t (term, df)
+        cross join lateral (
+            select s.message_id, s.frequency, s.length
+            from memory_private.search_postings as s
+            where p_conversation_id is null and s.user_id = p_user_id and s.lexeme = t.term
+            order by s.message_id desc
+            limit v_candidates
+        ) as p
+        union all
+        select u.id, cardinality((u.term).positions), u.length,
+            v_rarest_df[array_position(v_rarest, (u.term).lexeme)]
+        from (
+            select x.id, length(x.search) as length,
+                unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
+            from memory_private.unfolded_messages(p_user_id, v_folded) as x
+            where p_conversation_id is null
+        ) as u
+    ),
+    -- The newest candidates, scored on the admitted terms; the best twice the page go on.
+    candidates as (
+        select p.id, sum(memory_private.bm25(p.frequency, p.length, v_average, p.df, v_documents)) as score
+        from posted as p
+        group by p.id
+        order by p.id desc
+        limit v_candidates
+    ),
+    best as materialized (
+        select c.id from candidates as c order by c.score desc, c.id desc limit 2 * p_limit
+    ),
+    -- Within a conversation: every match, from the term index (the fence leaves the planner no walk
+    -- of the history), the newest kept.
+    found as materialized (
         select m.id, m.search
         from memory.messages as m
-        where not v_in_conversation
+        where p_conversation_id is not null and not v_in_conversation
             and m.user_id = p_user_id and m.search @@ v_any and m.conversation_id = p_conversation_id
             and (m.expires_at is null or m.expires_at > now())
     ),
     matches as (
+        -- A posting of a message deleted since the last fold finds no message here.
+        select m.id, m.search
+        from best as b
+        join memory.messages as m on m.id = b.id
+        where m.expires_at is null or m.expires_at > now()
+        union all
         (select f.id, f.search from found as f order by f.id desc limit v_candidates)
         union all
         select x.id, x.search
