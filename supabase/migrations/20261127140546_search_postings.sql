@@ -4,7 +4,8 @@
 -- instead of the messages' heap. The fold waits for the writers open at its start before passing
 -- their ids, and counts an edited message's words again (search_unfolds notes it, once). The
 -- pending deletions are folded by the previous fold before their table gains the message's id,
--- and the messages folded so far are posted here.
+-- and the messages folded so far are posted here. The messages the fold has not reached are read
+-- newest first (with their ids, which search now needs).
 lock table memory.messages in share row exclusive mode;
 
 select memory_private.fold_search_terms(0);
@@ -369,7 +370,7 @@ begin
     select m.id, m.search from memory.messages as m
     where (m.user_id, m.id) > (p_user_id, p_after)
         and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
-    order by m.user_id, m.id
+    order by m.user_id desc, m.id desc
     limit 20000;
 end
 $function$;

@@ -1,7 +1,7 @@
 -- Why: the user's messages the search-term fold has not reached yet (ids after p_after) with their
--- lexemes, oldest first, at most 20,000, for lexical search to count them and find among them what
--- has no postings yet. The user is a range of
--- (user_id, id), which no other index serves: with `user_id =` and `id >`, a generic plan on a
+-- lexemes, newest first, at most 20,000 (should the fold fall that far behind, the newest are the
+-- ones a search wants), for lexical search to count them and find among them what has no postings
+-- yet. The user is a range of (user_id, id), which no other index serves: with `user_id =` and `id >`, a generic plan on a
 -- database of few users read the primary key through every user's turns since the fold, or all of
 -- the user's messages through the term index, and the range's poor estimate made a sequential scan
 -- look cheaper; the function's settings leave the range scan as the plan. Runs with its caller's
@@ -21,7 +21,7 @@ begin
     select m.id, m.search from memory.messages as m
     where (m.user_id, m.id) > (p_user_id, p_after)
         and (m.user_id, m.id) <= (p_user_id, 9223372036854775807::bigint)
-    order by m.user_id, m.id
+    order by m.user_id desc, m.id desc
     limit 20000;
 end
 $$;
