@@ -4,7 +4,9 @@ A message's id is drawn when its insert runs, so a writer still open can hold an
 already committed. The fold (memory_private.fold_search_terms) first waits for the writers open at
 its start (at most p_wait): given no time, it counts no new message while one is open; given time,
 it waits for the writer to end and then posts both messages. Real connections, committed rows,
-the test's user erased at the end.
+the test's user erased at the end. And, a hypothesis test in rolled-back transactions: whatever is
+written, deleted and edited between folds, the postings and the counts after a fold are those of
+the live messages.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 @pytest.fixture
@@ -69,3 +73,60 @@ def test_the_fold_waits_for_an_open_writer_below_its_ids(database_url: str, user
         open_writer.commit()
         fold.join()
         assert posted(setup, early) and posted(setup, late)
+
+
+WORDS = ["zeppelin", "harbour", "coffee", "museum", "kayak", "garden"]
+texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+#: A step: write a turn, delete or edit the i-th live message (modulo how many there are), or fold.
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), texts),
+        st.tuples(st.just("delete"), st.integers(0, 20)),
+        st.tuples(st.just("edit"), st.integers(0, 20), texts),
+        st.tuples(st.just("fold")),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def test_folds_keep_postings_and_counts_equal_to_the_live_messages(postgres_conn: psycopg.Connection) -> None:
+    """Whatever turns are written, deleted and edited between folds, after a fold the user's postings
+    are exactly the live messages' lexemes (with their frequency and the message's length), and the
+    term and corpus counts are theirs."""
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(steps=steps)
+    def check(steps: list[tuple[Any, ...]]) -> None:
+        with postgres_conn.transaction(force_rollback=True):
+            user = postgres_conn.execute("select memory.user_id_for('prop-fold')").fetchone()[0]
+            conv = conversation(postgres_conn, user)
+            live: list[int] = []
+            for step in steps:
+                if step[0] == "write":
+                    live.append(add(postgres_conn, conv, step[1]))
+                elif step[0] == "delete" and live:
+                    postgres_conn.execute("delete from memory.messages where id = %s", [live.pop(step[1] % len(live))])
+                elif step[0] == "edit" and live:
+                    postgres_conn.execute("update memory.messages set content = %s where id = %s",
+                                          [step[2], live[step[1] % len(live)]])
+                elif step[0] == "fold":
+                    postgres_conn.execute("select memory_private.fold_search_terms()")
+            postgres_conn.execute("select memory_private.fold_search_terms()")
+
+            def rows(query: str) -> list[tuple[Any, ...]]:
+                return sorted(postgres_conn.execute(query, [user]).fetchall())
+
+            assert rows("select lexeme, message_id, frequency, length from memory_private.search_postings "
+                        "where user_id = %s") == rows(
+                "select w.lexeme, m.id, cardinality(w.positions), length(m.search) from memory.messages as m "
+                "cross join lateral unnest(m.search) as w where m.user_id = %s")
+            assert rows("select lexeme, documents from memory_private.search_terms where user_id = %s "
+                        "and documents > 0") == rows(
+                "select w.lexeme, count(*)::integer from memory.messages as m "
+                "cross join lateral unnest(tsvector_to_array(m.search)) as w (lexeme) where m.user_id = %s group by 1")
+            assert rows("select coalesce(sum(documents), 0), coalesce(sum(lexemes), 0) from memory_private.search_corpus "
+                        "where user_id = %s") == rows(
+                "select count(*), coalesce(sum(length(m.search)), 0) from memory.messages as m where m.user_id = %s")
+
+    check()
