@@ -50,7 +50,9 @@ grant select on memory_private.search_unfolds to service_role;
 -- their lexemes to search_postings, and take out the deleted ones noted since; returns how many
 -- messages were counted. One fold at a time (the row lock). It passes no id that an open
 -- transaction may still commit: when the writers open at its start do not end within p_wait, it
--- counts no new message this time.
+-- counts no new message this time. A message deleted while a fold posts it keeps its counts and
+-- postings (its delete read the watermark before the fold moved it): search drops the posting when
+-- it reads the message, so it costs a weight off by one and a candidate's place.
 create function memory_private.fold_search_terms(p_batch integer default 100000, p_wait interval default '1 second')
 returns integer
 language plpgsql
