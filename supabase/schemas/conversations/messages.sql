@@ -59,8 +59,6 @@ create unique index messages_client_turn_id_key
 on memory.messages (user_id, (metadata ->> 'client_turn_id'), role)
 where metadata ? 'client_turn_id';
 
-create index messages_user_search_idx on memory.messages using gin (user_id, search);
-
 comment on index memory.messages_client_turn_id_key is
 'A client turn id is stored once per user and role: buffered turns are written back exactly once.';
 

@@ -1,6 +1,6 @@
 -- The kit's two schemas: `memory` is exposed to the Data API (tables under RLS, RPC functions);
 -- `memory_private` never is (helpers, settings, queues). Extensions: pg_trgm (similarity), pg_cron
--- (schedules), btree_gin (per-user text indexes), vector (embeddings). Deny by default: nothing in
+-- (schedules), vector (embeddings). Deny by default: nothing in
 -- either schema is reachable until the object that needs it grants it explicitly.
 
 -- Function bodies are checked when they run, not when they load (as in pg_dump's output), so a
@@ -41,7 +41,5 @@ alter default privileges in schema memory revoke all on sequences from public, a
 alter default privileges in schema memory_private revoke all on tables from public, anon, authenticated;
 
 alter default privileges in schema memory_private revoke all on sequences from public, anon, authenticated;
-
-create extension if not exists btree_gin with schema extensions;
 
 create extension if not exists vector with schema extensions;

@@ -7,8 +7,9 @@
 -- (memory_private.search_postings, the index alone) and from the messages the fold has not reached;
 -- the best twice p_limit of them are scored on every query term from their own lexemes. So no more
 -- than those and the unfolded messages are read from the messages' heap, wherever the matches lie.
--- Within one conversation the matches come from the term index when they are fewer than the
--- conversation's messages, and from a walk of the conversation otherwise, and every one is scored.
+-- Within one conversation the matches come from the postings (each message read to know its
+-- conversation) when they are fewer than twice the conversation's messages, and from a walk of the
+-- conversation otherwise, and every one is scored.
 -- Runs with its caller's rights: RLS decides for a direct caller, and search_messages calls it as
 -- the owner after its own access check. Its statements keep one generic plan per session (planning
 -- them for each call cost about a tenth of a search), written so that no plan walks the user's
@@ -92,16 +93,18 @@ begin
     return query
     -- A branch not taken does not run.
     with posted as (
-        -- Across the history: the newest postings of each admitted term, and the admitted terms of
-        -- the messages the fold has not reached (newer than any posting), with the term's frequency.
+        -- The newest postings of each admitted term (across the history, lexical_candidates of
+        -- each; within a conversation, all: they are fewer than twice its messages, else it is
+        -- walked), and the admitted terms of the messages the fold has not reached (newer than any
+        -- posting), with the term's frequency.
         select p.message_id as id, p.frequency::double precision as frequency, p.length, t.df
         from unnest(v_rarest, v_rarest_df) as t (term, df)
         cross join lateral (
             select s.message_id, s.frequency, s.length
             from memory_private.search_postings as s
-            where p_conversation_id is null and s.user_id = p_user_id and s.lexeme = t.term
+            where v_in_conversation is not true and s.user_id = p_user_id and s.lexeme = t.term
             order by s.message_id desc
-            limit v_candidates
+            limit case when p_conversation_id is null then v_candidates end
         ) as p
         union all
         select u.id, cardinality((u.term).positions), u.length,
@@ -110,13 +113,15 @@ begin
             select x.id, length(x.search) as length,
                 unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
             from memory_private.unfolded_messages(p_user_id, v_folded) as x
-            where p_conversation_id is null
+            where v_in_conversation is not true
         ) as u
     ),
-    -- The newest candidates, scored on the admitted terms; the best twice the page go on.
+    -- Across the history: the newest candidates, scored on the admitted terms; the best twice the
+    -- page go on.
     candidates as (
         select p.id, sum(memory_private.bm25(p.frequency, p.length, v_average, p.df, v_documents)) as score
         from posted as p
+        where p_conversation_id is null
         group by p.id
         order by p.id desc
         limit v_candidates
@@ -124,14 +129,17 @@ begin
     best as materialized (
         select c.id from candidates as c order by c.score desc, c.id desc limit 2 * p_limit
     ),
-    -- Within a conversation: every match, from the term index (the fence leaves the planner no walk
-    -- of the history), the newest kept.
+    -- Within a conversation: the matches it holds, each message probed by id to know its
+    -- conversation (joined as a set, a generic plan read the whole conversation).
     found as materialized (
         select m.id, m.search
-        from memory.messages as m
-        where p_conversation_id is not null and not v_in_conversation
-            and m.user_id = p_user_id and m.search @@ v_any and m.conversation_id = p_conversation_id
-            and (m.expires_at is null or m.expires_at > now())
+        from (select distinct p.id from posted as p where p_conversation_id is not null) as x
+        cross join lateral (
+            select m.id, m.search from memory.messages as m
+            where m.id = x.id and m.conversation_id = p_conversation_id
+                and (m.expires_at is null or m.expires_at > now())
+            limit 1
+        ) as m
     ),
     matches as (
         -- A posting of a message deleted since the last fold finds no message here.
