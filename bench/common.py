@@ -89,6 +89,16 @@ def replica_mode(conn: psycopg.Connection) -> Iterator[None]:
         conn.execute("set session_replication_role = origin")
 
 
+@contextmanager
+def paused_job(conn: psycopg.Connection, name: str) -> Iterator[None]:
+    """The pg_cron job `name` inactive for the block (as a superuser), active again after."""
+    conn.execute("select cron.alter_job(j.jobid, active := false) from cron.job as j where j.jobname = %s", [name])
+    try:
+        yield
+    finally:
+        conn.execute("select cron.alter_job(j.jobid, active := true) from cron.job as j where j.jobname = %s", [name])
+
+
 _T0 = time.monotonic()
 
 

@@ -6,11 +6,12 @@ its start (at most p_wait): given no time, it counts no new message while one is
 it waits for the writer to end and then posts both messages. Real connections, committed rows,
 the test's user erased at the end. And, a hypothesis test in rolled-back transactions: whatever is
 written, deleted and edited between folds, the postings and the counts after a fold are those of
-the live messages.
+the live messages; and the fold deletes a deleted message's postings by their key.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -21,6 +22,7 @@ import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_helpers import explain_nested, index_names, nested_plans, rows_read, scans_of
 
 
 @pytest.fixture
@@ -130,3 +132,27 @@ def test_folds_keep_postings_and_counts_equal_to_the_live_messages(postgres_conn
                 "select count(*), coalesce(sum(length(m.search)), 0) from memory.messages as m where m.user_id = %s")
 
     check()
+
+
+def test_a_fold_deletes_each_posting_of_a_deleted_message_by_one_probe(admin_url: str) -> None:
+    """Taking deleted messages out costs one probe of the postings' key per posting, not a read of
+    the user's postings per message (which made unfolding 20,000 of one user's messages take 110 s)."""
+    with psycopg.connect(admin_url) as conn:
+        user = conn.execute("select memory.user_id_for('fold-unfold-plan')").fetchone()[0]
+        conv = conversation(conn, user)
+        for i in range(60):
+            add(conn, conv, f"message {i} about the zeppelin museum and a harbour kayak")
+        conn.execute("select memory_private.fold_search_terms(2147483647, interval '0')")
+        gone = conn.execute(
+            "select count(*) from memory_private.search_postings where message_id in "
+            "(select id from memory.messages where conversation_id = %s order by id limit 20)", [conv]
+        ).fetchone()[0]
+        conn.execute("delete from memory.messages where id in "
+                     "(select id from memory.messages where conversation_id = %s order by id limit 20)", [conv])
+        explain_nested(conn)
+        (plan,) = nested_plans(conn, "select memory_private.fold_search_terms(2147483647, interval '0')", [],
+                               "gone_postings as materialized")
+        (scan,) = [s for s in scans_of(plan, "search_postings") if s["Node Type"] != "ModifyTable"]
+        assert index_names(scan) == {"search_postings_pkey"}, json.dumps(plan)
+        assert scan["Actual Loops"] == gone and rows_read(scan) == gone, json.dumps(plan)
+        conn.rollback()

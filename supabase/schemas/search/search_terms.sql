@@ -76,10 +76,17 @@ begin
         ) as g
         where c.user_id = g.user_id
     ),
+    -- Each posting's whole key first, so each is deleted by one probe (joined to the notes alone,
+    -- a plan read the user's postings once for every note).
+    gone_postings as materialized (
+        select x.user_id, w.lexeme, x.message_id
+        from gone as x
+        cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
+    ),
     postings as (
         delete from memory_private.search_postings as p
-        using gone as x cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
-        where p.user_id = x.user_id and p.lexeme = w.lexeme and p.message_id = x.message_id
+        using gone_postings as g
+        where p.user_id = g.user_id and p.lexeme = g.lexeme and p.message_id = g.message_id
     ),
     terms as (
         update memory_private.search_terms as s
