@@ -125,10 +125,9 @@ begin
         update memory_private.search_terms as s
         set documents = greatest(0, s.documents - g.documents)
         from (
-            select x.user_id, w.lexeme, count(*)::integer as documents
-            from gone as x
-            cross join lateral unnest(tsvector_to_array(x.search)) as w (lexeme)
-            group by x.user_id, w.lexeme
+            select x.user_id, x.lexeme, count(*)::integer as documents
+            from gone_postings as x
+            group by x.user_id, x.lexeme
         ) as g
         where s.user_id = g.user_id and s.lexeme = g.lexeme
     )
