@@ -26,10 +26,9 @@ grant select, insert, update, delete on memory_private.search_terms to service_r
 -- search_terms, search_corpus and search_postings (and to count an edited one's words again). One
 -- note per message: the words the fold counted. Written by the triggers below, emptied by the fold.
 create table memory_private.search_unfolds (
-    id bigint generated always as identity primary key,
     user_id uuid not null references memory.users (id) on delete cascade,
     search tsvector not null,
-    message_id bigint not null unique
+    message_id bigint primary key
 );
 
 comment on table memory_private.search_unfolds is
