@@ -23,7 +23,7 @@ def explain_nested(conn: psycopg.Connection) -> None:
     conn.execute("load 'auto_explain'")
     for setting, value in {
         "auto_explain.log_min_duration": "0", "auto_explain.log_nested_statements": "on",
-        "auto_explain.log_analyze": "on", "auto_explain.log_format": "json",
+        "auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on", "auto_explain.log_format": "json",
     }.items():
         conn.execute("select set_config(%s, %s, true)", [setting, value])
 
@@ -69,6 +69,12 @@ def rows_read(scan: dict[str, Any]) -> int:
     removed = scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0)
     per_loop = scan["Actual Rows"] + removed
     return per_loop * scan.get("Actual Loops", 1)
+
+
+def pages_read(scan: dict[str, Any]) -> int:
+    """Pages (index and heap) the scan touched: a btree key that does not end the scan shows in no
+    row count, only here."""
+    return scan["Shared Hit Blocks"] + scan["Shared Read Blocks"]
 
 
 def other_users_memories(conn: psycopg.Connection, count: int) -> None:

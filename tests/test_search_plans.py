@@ -27,6 +27,7 @@ from plan_helpers import (
     nested_plans,
     nodes,
     other_users_memories,
+    pages_read,
     registered_user,
     rows_read,
     scans_of,
@@ -252,15 +253,40 @@ def test_a_long_conversation_reads_its_matches_from_the_postings(owner_session) 
     assert len(found) == 20
 
 
-def test_unfolded_messages_are_counted_from_the_newest_ids(owner_session) -> None:
-    for plan in each_call(owner_session, "limit 20000"):
+def test_unfolded_messages_are_read_from_the_folds_watermark(owner_session) -> None:
+    plans = each_call(owner_session, "9223372036854775807")
+    assert len(plans) == 2 * CALLS, "a count, then the messages, once a search"
+    for plan in plans:
         (scan,) = scans_of(plan, "messages")
         assert index_names(scan) == {"messages_user_id_idx"}, json.dumps(plan)
-        assert rows_read(scan) == UNFOLDED, "only the messages the fold has not reached"
+        # Read backward from the user's newest message, the scan walked all 6,000 of their messages'
+        # index entries (about 30 pages) to reach the fold's watermark.
+        assert pages_read(scan) <= UNFOLDED + 5, json.dumps(plan)
+        assert scan["Actual Rows"] == UNFOLDED, "only the messages the fold has not reached"
         # (Deletions pending for the fold are a table of their own, emptied every minute.)
         assert not [n for n in nodes(plan) if n["Node Type"] == "Seq Scan" and n.get("Relation Name") == "messages"], (
             json.dumps(plan)
         )
+
+
+@pytest.mark.parametrize("behind", [20000, 20003])
+def test_a_backlog_over_the_cap_is_counted_from_the_newest(admin_url: str, behind: int) -> None:
+    """Should the fold fall more than 20,000 messages behind a user, search counts the newest 20,000."""
+    with psycopg.connect(admin_url, row_factory=dict_row) as conn, conn.transaction(force_rollback=True):
+        user = registered_user(conn, "search-backlog@supamem.test")
+        conversation = conn.execute("select (memory.create_conversation(p_user_id => %s)).id", [user]).fetchone()["id"]
+        through = conn.execute(
+            "select through from memory_private.message_scans where name = 'search_terms'").fetchone()["through"]
+        conn.execute("set local session_replication_role = replica")
+        written = [r["id"] for r in conn.execute(
+            "insert into memory.messages (conversation_id, user_id, role, content, turn_number)"
+            " select %s, %s, case when i %% 2 = 1 then 'user' else 'assistant' end, format('turn %%s', i), (i + 1) / 2"
+            " from generate_series(1, %s) as i returning id",
+            [conversation, user, behind],
+        )]
+        conn.execute("set local session_replication_role = origin")
+        read = [r["id"] for r in conn.execute("select id from memory_private.unfolded_messages(%s, %s)", [user, through])]
+        assert sorted(read) == sorted(written)[-20000:]
 
 
 def test_without_an_embedding_no_vector_side_runs(owner_session) -> None:

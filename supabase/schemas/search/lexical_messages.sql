@@ -37,6 +37,8 @@ declare
     v_matching double precision;
     v_in_conversation boolean;
     v_candidates integer := (memory_private.setting('lexical_candidates'))::integer;
+    v_unfolded_ids bigint[];
+    v_unfolded tsvector[];
 begin
     if v_candidates is null or v_candidates < 1 then
         raise exception using errcode = '22023', message = 'setting lexical_candidates must be a positive integer';
@@ -44,10 +46,14 @@ begin
     if cardinality(v_terms) = 0 then
         return;
     end if;
-    -- The corpus and each term's frequency: what the fold counted, plus the user's messages it has
-    -- not reached (read once, by the newest ids), less the deleted ones it has not taken out yet.
+    -- The user's messages the fold has not reached, read once for both statements below.
+    select coalesce(array_agg(u.id), '{}'), coalesce(array_agg(u.search), '{}')
+    into v_unfolded_ids, v_unfolded
+    from memory_private.unfolded_messages(p_user_id, v_folded) as u;
+    -- The corpus and each term's frequency: what the fold counted, plus those messages, less the
+    -- deleted ones it has not taken out yet.
     with unfolded as materialized (
-        select u.search from memory_private.unfolded_messages(p_user_id, v_folded) as u
+        select u.search from unnest(v_unfolded) as u (search)
     ),
     unfolds as materialized (
         select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
@@ -112,7 +118,7 @@ begin
         from (
             select x.id, length(x.search) as length,
                 unnest(pg_catalog.ts_filter(pg_catalog.setweight(x.search, 'A', v_rarest), '{a}')) as term
-            from memory_private.unfolded_messages(p_user_id, v_folded) as x
+            from unnest(v_unfolded_ids, v_unfolded) as x (id, search)
             where v_in_conversation is not true
         ) as u
     ),

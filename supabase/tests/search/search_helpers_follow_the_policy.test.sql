@@ -31,13 +31,14 @@ select throws_ok(
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select results_eq(
-    $$select u.id, u.search::text from memory_private.unfolded_messages(tests.recall('owner')::uuid, 0) as u$$,
+    $$select u.id, u.search::text from memory_private.unfolded_messages(tests.recall('owner')::uuid, 0) as u
+    order by u.id desc$$,
     format($$values (%s + 3::bigint, %L), (%s + 2, %L), (%s + 1, %L), (%s, %L)$$,
         tests.recall('first'), to_tsvector('english', 'On the roof.'),
         tests.recall('first'), to_tsvector('english', 'And the other kayak?'),
         tests.recall('first'), to_tsvector('english', 'In the garage.'),
         tests.recall('first'), to_tsvector('english', 'Where is the kayak?')),
-    'the owner reads their messages and their lexemes, newest first'
+    'the owner reads their messages and their lexemes'
 );
 select is(
     (select count(*) from memory_private.unfolded_messages(tests.recall('owner')::uuid, tests.recall('first')::bigint)),
