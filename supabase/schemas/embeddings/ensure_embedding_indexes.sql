@@ -12,7 +12,7 @@ declare
 begin
     execute format(
         'create index if not exists %I on memory_private.message_embeddings using hnsw '
-        '((embedding::extensions.vector(%s)) extensions.vector_cosine_ops) where model = %L',
+        '((embedding::extensions.halfvec(%s)) extensions.halfvec_cosine_ops) where model = %L',
         'message_embeddings_hnsw_' || v_suffix, p_dimensions, p_model
     );
 end

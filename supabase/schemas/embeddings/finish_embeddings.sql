@@ -49,7 +49,7 @@ begin
         ),
         stored as (
             insert into memory_private.message_embeddings as e (message_id, user_id, model, embedding)
-            select t.id, v_job.user_id, p_model, x.embedding::extensions.vector
+            select t.id, v_job.user_id, p_model, x.embedding::extensions.halfvec
             from items as x
             join texts as t on t.id = x.id::bigint
             where t.id not in (select c.id from changed as c)
@@ -67,7 +67,7 @@ begin
         -- Memories by id (an id that is no uuid names none): compared as text, every memory of the
         -- user was read for each batch.
         insert into memory_private.memory_embeddings as e (memory_id, user_id, model, embedding)
-        select mm.id, mm.user_id, p_model, x.embedding::extensions.vector
+        select mm.id, mm.user_id, p_model, x.embedding::extensions.halfvec
         from (
             select
                 case when i.item ->> 'id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'

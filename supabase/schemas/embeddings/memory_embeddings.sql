@@ -5,7 +5,7 @@ create table memory_private.memory_embeddings (
     memory_id uuid primary key references memory.memories (id) on delete cascade,
     user_id uuid not null references memory.users (id) on delete cascade,
     model text not null,
-    embedding extensions.vector not null,
+    embedding extensions.halfvec not null,
     created_at timestamptz not null default now()
 );
 

@@ -5,7 +5,7 @@ create table memory_private.message_embeddings (
     message_id bigint primary key references memory.messages (id) on delete cascade,
     user_id uuid not null references memory.users (id) on delete cascade,
     model text not null,
-    embedding extensions.vector not null,
+    embedding extensions.halfvec not null,
     created_at timestamptz not null default now()
 );
 

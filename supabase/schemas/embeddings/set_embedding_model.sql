@@ -11,8 +11,9 @@ begin
     if p_model is null or p_model !~ '^[[:print:]]{1,200}$' then
         raise exception using errcode = '22023', message = 'model must be 1..200 printable characters';
     end if;
-    if p_dimensions is null or p_dimensions < 1 or p_dimensions > 2000 then
-        raise exception using errcode = '22023', message = 'dimensions must be 1..2000 (the HNSW limit)';
+    -- HNSW indexes vectors of half precision up to 4,000 dimensions (text-embedding-3-large has 3,072).
+    if p_dimensions is null or p_dimensions < 1 or p_dimensions > 4000 then
+        raise exception using errcode = '22023', message = 'dimensions must be 1..4000 (the HNSW limit)';
     end if;
     if memory_private.setting('embedding_model') ->> 0 = p_model
         and (memory_private.setting('embedding_dimensions'))::integer = p_dimensions then

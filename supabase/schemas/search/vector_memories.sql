@@ -24,7 +24,8 @@ begin
     return query
     select n.memory_id, n.distance
     from (
-        select e.memory_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+        select e.memory_id,
+            (e.embedding operator(extensions.<=>) p_embedding::extensions.halfvec)::double precision as distance
         from memory_private.memory_embeddings as e
         where e.user_id = p_user_id and e.model = v_model
         order by 2, 1

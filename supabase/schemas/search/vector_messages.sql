@@ -5,7 +5,8 @@
 -- The choice is the function's, not the planner's: a filtered HNSW scan finds the user's rows at
 -- their share of the index, so it visits about p_limit * all vectors / the user's vectors, each
 -- visit costing about hnsw_visit_cost exact distances (a graph step, a row fetch: 10 to 14 measured
--- on e5-small vectors); the exact scan costs one distance per vector of the user. Left to the planner, a user holding 3,000 of 48,000
+-- on e5-small vectors in full precision, 13 to 22 in half); the exact scan costs one distance per
+-- vector of the user. Left to the planner, a user holding 3,000 of 48,000
 -- random vectors got the HNSW path: about 40 ms and three quarters of the true nearest 50, against
 -- about 1 ms exact.
 -- The user's size is their message count kept by the search-term fold (search_corpus), the whole
@@ -31,6 +32,8 @@ declare
     v_ids bigint[];
     v_distances double precision[];
     v_cost double precision;
+    -- The vectors are stored in half precision (half the bytes an exact scan reads).
+    v_query extensions.halfvec := p_embedding::extensions.halfvec;
 begin
     if p_embedding is null then
         return;
@@ -43,7 +46,7 @@ begin
         return query
         select n.message_id, n.distance
         from (
-            select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+            select e.message_id, (e.embedding operator(extensions.<=>) v_query)::double precision as distance
             from memory.messages as m
             join memory_private.message_embeddings as e on e.message_id = m.id
             where m.conversation_id = p_conversation_id and m.user_id = p_user_id and e.model = v_model
@@ -67,18 +70,18 @@ begin
         -- The model's partial HNSW index; relaxed order, so the nearest are sorted again.
         execute format(
             'with nearest as materialized (
-                select e.message_id, (e.embedding::extensions.vector(%1$s) operator(extensions.<=>) $1)::double precision
-                    as distance
+                select e.message_id,
+                    (e.embedding::extensions.halfvec(%1$s) operator(extensions.<=>) $1)::double precision as distance
                 from memory_private.message_embeddings as e
                 where e.user_id = $2 and e.model = %2$L
-                order by e.embedding::extensions.vector(%1$s) operator(extensions.<=>) $1
+                order by e.embedding::extensions.halfvec(%1$s) operator(extensions.<=>) $1
                 limit $3
             )
             select array_agg(n.message_id order by n.distance, n.message_id),
                 array_agg(n.distance order by n.distance, n.message_id)
             from nearest as n',
             v_dimensions, v_model
-        ) into v_ids, v_distances using p_embedding, p_user_id, p_limit;
+        ) into v_ids, v_distances using v_query, p_user_id, p_limit;
         if cardinality(v_ids) >= p_limit then
             return query select x.id, x.distance from unnest(v_ids, v_distances) as x (id, distance);
             return;
@@ -89,7 +92,7 @@ begin
     return query
     select n.message_id, n.distance
     from (
-        select e.message_id, (e.embedding operator(extensions.<=>) p_embedding)::double precision as distance
+        select e.message_id, (e.embedding operator(extensions.<=>) v_query)::double precision as distance
         from memory_private.message_embeddings as e
         where e.user_id = p_user_id and e.model = v_model
         order by 2, 1

@@ -6,7 +6,7 @@
 -- of a model that is no longer current stores nothing; the job queues itself again while rows
 -- remain, including rows written while it ran; changing the model builds its index and re-embeds.
 begin;
-select plan(23);
+select plan(26);
 
 update memory_private.settings set value = '2' where key = 'embedding_batch';
 select tests.authenticate_as_service_role();
@@ -52,6 +52,13 @@ select throws_ok(
 select throws_ok(
     format($$select memory.finish_embeddings(%s, 'w1', 'test-2d', '{"kind": "message"}')$$, tests.recall('job')),
     '22023', 'items must be a JSON array', 'items that are not an array are refused'
+);
+select throws_ok(
+    format(
+        $$select memory.finish_embeddings(%s, 'w1', 'test-2d', '[{"kind": "message", "id": "%s", "embedding": [70000, 0]}]')$$,
+        tests.recall('job'), tests.recall('m3')
+    ),
+    '22003', null, 'a number beyond half precision (65,504) refuses the batch'
 );
 select is(
     (select count(*)::integer from memory_private.message_embeddings where user_id = tests.recall('u')::uuid),
@@ -134,7 +141,7 @@ select ok(
     exists (
         select 1 from pg_indexes
         where schemaname = 'memory_private' and tablename = 'message_embeddings'
-            and indexdef like '%hnsw%vector(2)%' and indexdef like '%test-2d-v2%'
+            and indexdef like '%hnsw%halfvec(2)%halfvec_cosine_ops%' and indexdef like '%test-2d-v2%'
     ),
     'the new model has its HNSW index'
 );
@@ -146,8 +153,20 @@ select ok(
     'memories have no HNSW index: they are searched exactly, per user'
 );
 select throws_ok(
-    $$select memory.set_embedding_model('big', 2001)$$,
-    '22023', 'dimensions must be 1..2000 (the HNSW limit)', 'a model beyond HNSW''s dimensions is refused'
+    $$select memory.set_embedding_model('big', 4001)$$,
+    '22023', 'dimensions must be 1..4000 (the HNSW limit)', 'a model beyond HNSW''s dimensions is refused'
+);
+select lives_ok(
+    $$select memory.set_embedding_model('large-3072', 3072)$$,
+    'a model of 3,072 dimensions (text-embedding-3-large) is taken'
+);
+select ok(
+    exists (
+        select 1 from pg_indexes
+        where schemaname = 'memory_private' and tablename = 'message_embeddings'
+            and indexdef like '%hnsw%halfvec(3072)%' and indexdef like '%large-3072%'
+    ),
+    'and gets its HNSW index'
 );
 
 select * from finish();
