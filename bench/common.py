@@ -92,11 +92,12 @@ def replica_mode(conn: psycopg.Connection) -> Iterator[None]:
 @contextmanager
 def paused_job(conn: psycopg.Connection, name: str) -> Iterator[None]:
     """The pg_cron job `name` inactive for the block (as a superuser), active again after."""
-    conn.execute("select cron.alter_job(j.jobid, active := false) from cron.job as j where j.jobname = %s", [name])
+    toggle = "select cron.alter_job(j.jobid, active := %s) from cron.job as j where j.jobname = %s"
+    conn.execute(toggle, [False, name])
     try:
         yield
     finally:
-        conn.execute("select cron.alter_job(j.jobid, active := true) from cron.job as j where j.jobname = %s", [name])
+        conn.execute(toggle, [True, name])
 
 
 _T0 = time.monotonic()
