@@ -208,5 +208,12 @@ revoke all on all functions in schema tests from public;
 grant execute on all functions in schema tests to anon, authenticated, service_role;
 
 select plan(1);
-select ok(true, 'test helpers installed');
+select functions_are(
+    'tests',
+    array[
+        'create_auth_user', 'authenticate_as', 'authenticate_as_service_role', 'authenticate_as_anon',
+        'clear_authentication', 'remember', 'recall', 'create_cast', 'plan_of', 'rls_enabled'
+    ],
+    'the test helpers are installed, and no others'
+);
 select * from finish();
