@@ -6,7 +6,9 @@ its start (at most p_wait): given no time, it counts no new message while one is
 it waits for the writer to end and then posts both messages. Real connections, committed rows,
 the test's user erased at the end. And, a hypothesis test in rolled-back transactions: whatever is
 written, deleted and edited between folds, the postings and the counts after a fold are those of
-the live messages; and the fold never reads a user's postings once per deleted message.
+the live messages; and the fold never reads a user's postings once per deleted message. A message
+deleted or edited while a fold posts it is noted whatever watermark its writer saw, and the next
+fold takes out what was posted.
 """
 
 from __future__ import annotations
@@ -75,6 +77,66 @@ def test_the_fold_waits_for_an_open_writer_below_its_ids(database_url: str, user
         open_writer.commit()
         fold.join()
         assert posted(setup, early) and posted(setup, late)
+
+
+def lexemes_posted(conn: psycopg.Connection, message: int) -> set[str]:
+    return {r[0] for r in conn.execute("select lexeme from memory_private.search_postings where message_id = %s",
+                                       [message])}
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_a_message_changed_while_a_fold_posts_it_is_posted_as_it_is(database_url: str, admin_url: str,
+                                                                   user: Any, change: str) -> None:
+    """The fold has read its batch and is posting it when the message is deleted or edited: the
+    change is noted whatever watermark it sees, and the next fold takes out the words this fold
+    posted (noted only below the watermark, a deleted message's words stayed in the postings for
+    good, and an edited one was never found by its new words)."""
+    with psycopg.connect(database_url, autocommit=True) as setup, \
+            psycopg.connect(admin_url) as blocker, \
+            psycopg.connect(database_url, autocommit=True) as folder:
+        message = add(setup, conversation(setup, user), "a zeppelin over the harbour")
+        # An uncommitted posting of the same key holds the fold's insert after it has read its batch.
+        blocker.execute("insert into memory_private.search_postings (user_id, lexeme, message_id, frequency, length)"
+                        " values (%s, 'zeppelin', %s, 1, 2)", [user, message])
+        fold = threading.Thread(
+            target=folder.execute, args=["select memory_private.fold_search_terms(2147483647, interval '5 minutes')"]
+        )
+        fold.start()
+        pid = folder.info.backend_pid
+        deadline = time.monotonic() + 60
+        while not setup.execute("select exists (select 1 from pg_stat_activity where pid = %s and wait_event_type = 'Lock')",
+                                [pid]).fetchone()[0]:
+            assert time.monotonic() < deadline, "the fold never reached the held posting"
+        if change == "delete":
+            setup.execute("delete from memory.messages where id = %s", [message])
+        else:
+            setup.execute("update memory.messages set content = 'a kayak in the garden' where id = %s", [message])
+        blocker.rollback()
+        fold.join()
+        assert "zeppelin" in lexemes_posted(setup, message), "the fold posted the words it read"
+        folder.execute("select memory_private.fold_search_terms(2147483647, interval '5 minutes')")
+        assert lexemes_posted(setup, message) == ({"kayak", "garden"} if change == "edit" else set())
+
+
+def test_a_message_deleted_before_any_fold_leaves_the_scores_as_they_were(postgres_conn: psycopg.Connection) -> None:
+    """Its deletion is noted, but search does not take out words the fold never counted."""
+    with postgres_conn.transaction(force_rollback=True):
+        user = postgres_conn.execute("select memory.user_id_for('fold-unpassed')").fetchone()[0]
+        conv = conversation(postgres_conn, user)
+        for text in ("a zeppelin", "the harbour at night", "coffee by the harbour"):
+            add(postgres_conn, conv, text)
+        postgres_conn.execute("select memory_private.fold_search_terms()")
+
+        def scores() -> list[tuple[Any, ...]]:
+            return postgres_conn.execute(
+                "select * from memory_private.lexical_messages(%s, 'zeppelin harbour')", [user]).fetchall()
+
+        before = scores()
+        gone = add(postgres_conn, conv, "a zeppelin over the harbour")
+        postgres_conn.execute("delete from memory.messages where id = %s", [gone])
+        assert scores() == before
+        postgres_conn.execute("select memory_private.fold_search_terms()")
+        assert scores() == before
 
 
 WORDS = ["zeppelin", "harbour", "coffee", "museum", "kayak", "garden"]

@@ -56,7 +56,9 @@ begin
         select u.search from unnest(v_unfolded) as u (search)
     ),
     unfolds as materialized (
-        select g.search from memory_private.search_unfolds as g where g.user_id = p_user_id
+        -- Notes of messages the fold has not passed were never counted.
+        select g.search from memory_private.search_unfolds as g
+        where g.user_id = p_user_id and g.message_id <= v_folded
     ),
     terms as (
         select t.term, coalesce(s.documents, 0)

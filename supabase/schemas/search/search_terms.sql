@@ -22,9 +22,11 @@ using (user_id = (select auth.uid()));
 grant select on memory_private.search_terms to authenticated;
 grant select, insert, update, delete on memory_private.search_terms to service_role;
 
--- Deleted or edited messages that were folded, waiting for the next fold to take their words out of
--- search_terms, search_corpus and search_postings (and to count an edited one's words again). One
--- note per message: the words the fold counted. Written by the triggers below, emptied by the fold.
+-- Deleted or edited messages, waiting for a fold to take their words out of search_terms,
+-- search_corpus and search_postings (and to count an edited one's words again). One note per
+-- message: the words the fold counted. Written by the triggers below for every message, whatever
+-- the fold's watermark they see; the fold that passes a message's id keeps its note only if it
+-- counted the message, and the next fold takes the words out.
 create table memory_private.search_unfolds (
     user_id uuid not null references memory.users (id) on delete cascade,
     search tsvector not null,
@@ -49,9 +51,11 @@ grant select on memory_private.search_unfolds to service_role;
 -- their lexemes to search_postings, and take out the deleted ones noted since; returns how many
 -- messages were counted. One fold at a time (the row lock). It passes no id that an open
 -- transaction may still commit: when the writers open at its start do not end within p_wait, it
--- counts no new message this time. A message deleted while a fold posts it keeps its counts and
--- postings (its delete read the watermark before the fold moved it): search drops the posting when
--- it reads the message, so it costs a weight off by one and a candidate's place.
+-- counts no new message this time. A message deleted or edited while a fold counts it is noted
+-- whatever the watermark its writer saw; the fold that passed it keeps the note with the words it
+-- counted (none, if it did not count the message), so the next fold takes out exactly those. When
+-- a delete read the watermark to decide, a message deleted while a fold posted it kept its
+-- postings, the deleted message's words, for good.
 create function memory_private.fold_search_terms(p_batch integer default 100000, p_wait interval default '1 second')
 returns integer
 language plpgsql
@@ -64,8 +68,11 @@ declare
     v_edited bigint[];
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
+    -- Notes of messages a fold has passed: their words were counted (notes of messages not passed
+    -- yet wait for the fold that passes them).
     with gone as (
-        delete from memory_private.search_unfolds returning user_id, message_id, search
+        delete from memory_private.search_unfolds as g where g.message_id <= v_from
+        returning g.user_id, g.message_id, g.search
     ),
     sizes as (
         update memory_private.search_corpus as c
@@ -127,6 +134,20 @@ begin
         select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
         on conflict (user_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
+    ),
+    -- The notes this fold's range already holds (writers that committed before the batch was
+    -- read): a message the batch does not hold was never counted; one it holds was counted with
+    -- the batch's words. Notes committed later hold the words the batch read.
+    uncounted as (
+        delete from memory_private.search_unfolds as g
+        where g.message_id > v_from and g.message_id <= v_to
+            and not exists (select 1 from batch as b where b.id = g.message_id)
+    ),
+    counted as (
+        update memory_private.search_unfolds as g set search = b.search
+        from batch as b
+        where g.message_id = b.id and g.message_id > v_from and g.message_id <= v_to
+            and g.search is distinct from b.search
     )
     insert into memory_private.search_terms as s (user_id, lexeme, documents)
     select b.user_id, w.lexeme, count(*)
@@ -146,9 +167,9 @@ revoke all on function memory_private.fold_search_terms(integer, interval)
 from public, anon, authenticated, service_role;
 grant execute on function memory_private.fold_search_terms(integer, interval) to service_role;
 
--- Deleted messages that were counted are noted for the next fold (one insert per statement): the
--- delete itself updates no statistics row. A message edited since it was counted already holds
--- the note of the words that were.
+-- Deleted messages are noted for the fold (one insert per statement): the delete itself updates
+-- no statistics row. A message edited since it was counted already holds the note of the words
+-- that were.
 create function memory_private.unfold_search_terms()
 returns trigger
 language plpgsql
@@ -159,9 +180,8 @@ begin
     insert into memory_private.search_unfolds (user_id, message_id, search)
     select o.user_id, o.id, o.search
     from old_messages as o
-    where o.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
-        -- An erased user's statistics went with the user.
-        and exists (select 1 from memory.users as u where u.id = o.user_id)
+    -- An erased user's statistics went with the user.
+    where exists (select 1 from memory.users as u where u.id = o.user_id)
     on conflict (message_id) do nothing;
     return null;
 end
@@ -174,9 +194,9 @@ for each statement execute function memory_private.unfold_search_terms();
 
 revoke all on function memory_private.unfold_search_terms() from public, anon, authenticated, service_role;
 
--- An edited message that was counted is noted with the words that were (once, however often it is
--- edited before the next fold), which takes them out and counts and posts its words now. Edits are
--- rare (the service role's corrections), so a row trigger.
+-- An edited message is noted with the words it had (once, however often it is edited before the
+-- next fold), which the fold takes out if it counted them, then counts and posts its words now.
+-- Edits are rare (the service role's corrections), so a row trigger.
 create function memory_private.refold_edited_message()
 returns trigger
 language plpgsql
@@ -185,8 +205,7 @@ set search_path = ''
 as $$
 begin
     insert into memory_private.search_unfolds (user_id, message_id, search)
-    select old.user_id, old.id, old.search
-    where old.id <= (select f.through from memory_private.message_scans as f where f.name = 'search_terms')
+    values (old.user_id, old.id, old.search)
     on conflict (message_id) do nothing;
     return null;
 end
