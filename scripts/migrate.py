@@ -60,6 +60,13 @@ class MigrationFailed(Exception):
     pass
 
 
+def throwaway_port(base: int, offset: int) -> int:
+    """The port of a throwaway cluster `offset` above a local stack on `base`, started while tests
+    hold connections open: below Linux's ephemeral range (32768-60999), where a client connection's
+    own port can take it first (54362 was once in use that way, and the cluster could not start)."""
+    return base + offset - 22000 if base >= 32768 else base + offset
+
+
 def admin_url_for(database_url: str) -> str:
     """The local stack's superuser for a database: $SUPAMEM_ADMIN_URL, else the URL as ADMIN_ROLE."""
     return os.environ.get("SUPAMEM_ADMIN_URL") or make_conninfo(database_url, user=ADMIN_ROLE)

@@ -39,7 +39,7 @@ from pathlib import Path
 import psycopg
 
 # Run as a script, its own directory is on the path; tests import it with scripts/ on theirs.
-from migrate import MIGRATIONS_DIR, REPO_ROOT, StatementFailed, prepare_local_stack, run_statements
+from migrate import MIGRATIONS_DIR, REPO_ROOT, StatementFailed, prepare_local_stack, run_statements, throwaway_port
 from psycopg import sql
 from psycopg.rows import dict_row
 
@@ -48,10 +48,10 @@ SCHEMAS_DIR = REPO_ROOT / "supabase" / "schemas"
 KIT_SCHEMAS = ("memory", "memory_private")
 PG_DUMP = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")) / "pg_dump"
 # Throwaway clusters (scripts/db.sh): one built from the migrations, one from the schema files, on
-# ports beside the local stack's (54361 and 54362 for the default 54322), so a second checkout
+# ports that follow the local stack's (32361 and 32362 for the default 54322), so a second checkout
 # running on its own SUPAMEM_DB_PORT gets its own.
 _BASE_PORT = int(os.environ.get("SUPAMEM_DB_PORT", "54322"))
-MIGRATIONS_PORT, SCHEMA_PORT = _BASE_PORT + 39, _BASE_PORT + 40
+MIGRATIONS_PORT, SCHEMA_PORT = throwaway_port(_BASE_PORT, 39), throwaway_port(_BASE_PORT, 40)
 
 
 class SchemaError(Exception):

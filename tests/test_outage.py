@@ -1,8 +1,9 @@
 """The database stops mid-conversation and comes back: nothing is lost, nothing is doubled.
 
 The outage is real: `scripts/db.sh stop` / `start`, run from the repo root. It runs against a
-throwaway cluster on its own port (SUPAMEM_OUTAGE_PORT, default 7 above the test database's
-port: 54329 next to the shared 54322; db.sh keeps it in .supamem/port-<port>/), rebuilt and
+throwaway cluster on its own port (SUPAMEM_OUTAGE_PORT, by default 7 above the test database's
+port, moved below the ephemeral ports: 32329 for the shared 54322; db.sh keeps it in
+.supamem/port-<port>/), rebuilt and
 migrated for this module, so stopping it never breaks other tests or colleagues using the shared
 database, and two runs on two database ports (`SUPAMEM_DB_PORT=... make test`) never reset each
 other's outage cluster. Setting SUPAMEM_OUTAGE_PORT to the test database's port runs the same
@@ -25,6 +26,7 @@ import psycopg
 import pytest
 from client_helpers import wait_for
 from llm_server import chat_completion, llm_server  # noqa: F401 (fixture)
+from migrate import throwaway_port
 from psycopg.conninfo import conninfo_to_dict
 from server_helpers import serve
 
@@ -34,7 +36,7 @@ from supamem.fallback import write_back
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TEST_DB_PORT = int(conninfo_to_dict(db.database_url()).get("port") or 5432)
-OUTAGE_PORT = int(os.environ.get("SUPAMEM_OUTAGE_PORT", TEST_DB_PORT + 7))
+OUTAGE_PORT = int(os.environ.get("SUPAMEM_OUTAGE_PORT", throwaway_port(TEST_DB_PORT, 7)))
 
 
 def db_sh(command: str) -> None:
