@@ -2,7 +2,9 @@
 -- message, and an HNSW index for models of up to 4,000 dimensions (2,000 before), which
 -- set_embedding_model now takes. The HNSW indexes are named after their model
 -- (memory_private.ensure_embedding_indexes): each is dropped before the columns change type and the
--- current model's is built again after. Changing the type rewrites both tables.
+-- current model's is built again after. Changing the type rewrites both tables, and they stay
+-- locked until the index is built (about 10 s for 73,254 vectors): embed jobs and deletes of
+-- messages wait meanwhile.
 do $$
 declare
     v_index text;
