@@ -10,7 +10,7 @@ insert into memory_private.settings (key, value, description) values
     'with the query on a long history, at a few microseconds each.'
 ),
 (
-    'hnsw_visit_cost', '12',
+    'hnsw_visit_cost', '10',
     'What one row a filtered HNSW scan visits costs, in exact distances: search by meaning uses the index '
     'for a user when p_limit * all vectors / the user''s vectors visits cost less than the user''s vectors.'
 );
