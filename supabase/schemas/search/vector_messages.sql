@@ -6,9 +6,8 @@
 -- their share of the index, so it visits about p_limit * all vectors / the user's vectors, each
 -- visit costing about hnsw_visit_cost exact distances (a graph step, a row fetch: 10 to 14 measured
 -- on e5-small vectors in full precision, 13 to 22 in half); the exact scan costs one distance per
--- vector of the user. Left to the planner, a user holding 3,000 of 48,000
--- random vectors got the HNSW path: about 40 ms and three quarters of the true nearest 50, against
--- about 1 ms exact.
+-- vector of the user. Left to the planner, a user holding 3,000 of 48,000 random vectors got the
+-- HNSW path: about 40 ms and three quarters of the true nearest 50, against about 1 ms exact.
 -- The user's size is their message count kept by the search-term fold (search_corpus), the whole
 -- index's the table's statistics. Sequential scans are off, so the exact statements read the
 -- user's index whatever a generic plan estimates for a database of few users.
