@@ -92,6 +92,13 @@ def run_cli(database_url: str, *args: str, stdin: str | None = None, **env: str)
     return run_module("supamem.cli", database_url, *args, stdin=stdin, **env)
 
 
+def waiting_on(conn: psycopg.Connection, pid: int, event_type: str, event: str | None = None) -> bool:
+    """Whether backend `pid` waits on `event_type` (and `event`, when given), as pg_stat_activity shows."""
+    with conn.cursor(row_factory=psycopg.rows.tuple_row) as cur:
+        row = cur.execute("select wait_event_type, wait_event from pg_stat_activity where pid = %s", [pid]).fetchone()
+    return row is not None and row[0] == event_type and event in (None, row[1])
+
+
 def wait_for(condition: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
     """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout

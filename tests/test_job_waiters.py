@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import psycopg
 import pytest
+from client_helpers import waiting_on
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg.rows import dict_row
@@ -143,11 +144,6 @@ def race(admin_url: str, request: pytest.FixtureRequest) -> Iterator[Race]:
             observer.execute("delete from memory.users where id = %s", [user])
 
 
-def _waiting_on_a_lock(observer: psycopg.Connection, pid: int) -> bool:
-    row = observer.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
-    return row is not None and row["wait_event_type"] == "Lock"
-
-
 def test_a_job_queued_while_a_claim_takes_the_users_last_is_waited_on(race: Race) -> None:
     """The claim holds the user's row; the insert waits, then counts the claim's commit."""
     race.observer.execute("insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
@@ -165,7 +161,7 @@ def test_a_job_queued_while_a_claim_takes_the_users_last_is_waited_on(race: Race
     thread = threading.Thread(target=queue)
     thread.start()
     deadline = time.monotonic() + 30
-    while not _waiting_on_a_lock(race.observer, pid):
+    while not waiting_on(race.observer, pid, "Lock"):
         assert not done.is_set(), "the insert worked the row out under the claim's lock"
         assert time.monotonic() < deadline, "the insert never waited for the claim's row"
     race.claimer.commit()

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
+from client_helpers import wait_for, waiting_on
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_helpers import explain_nested, nested_plans, nodes, scans_of
@@ -48,6 +48,16 @@ def posted(conn: psycopg.Connection, message: int) -> bool:
                         [message]).fetchone()[0]
 
 
+#: A fold that waits up to five minutes for the writers open at its start.
+FOLD_WAITING = "select memory_private.fold_search_terms(2147483647, interval '5 minutes')"
+
+
+def fold_in_background(folder: psycopg.Connection) -> threading.Thread:
+    fold = threading.Thread(target=folder.execute, args=[FOLD_WAITING])
+    fold.start()
+    return fold
+
+
 def test_the_fold_waits_for_an_open_writer_below_its_ids(database_url: str, user: Any) -> None:
     with psycopg.connect(database_url, autocommit=True) as setup, \
             psycopg.connect(database_url) as open_writer, \
@@ -65,15 +75,9 @@ def test_the_fold_waits_for_an_open_writer_below_its_ids(database_url: str, user
         assert not posted(folder, late)
 
         # Given time, it waits for the writer, then posts both.
-        pid = folder.info.backend_pid
-        fold = threading.Thread(
-            target=folder.execute, args=["select memory_private.fold_search_terms(2147483647, interval '5 minutes')"]
-        )
-        fold.start()
-        deadline = time.monotonic() + 60
-        while not setup.execute("select exists (select 1 from pg_stat_activity where pid = %s and wait_event = 'PgSleep')",
-                                [pid]).fetchone()[0]:
-            assert time.monotonic() < deadline, "the fold never waited for the open writer"
+        fold = fold_in_background(folder)
+        wait_for(lambda: waiting_on(setup, folder.info.backend_pid, "Timeout", "PgSleep"), 60,
+                 "the fold to wait for the open writer")
         open_writer.commit()
         fold.join()
         assert posted(setup, early) and posted(setup, late)
@@ -98,15 +102,8 @@ def test_a_message_changed_while_a_fold_posts_it_is_posted_as_it_is(database_url
         # An uncommitted posting of the same key holds the fold's insert after it has read its batch.
         blocker.execute("insert into memory_private.search_postings (user_id, lexeme, message_id, frequency, length)"
                         " values (%s, 'zeppelin', %s, 1, 2)", [user, message])
-        fold = threading.Thread(
-            target=folder.execute, args=["select memory_private.fold_search_terms(2147483647, interval '5 minutes')"]
-        )
-        fold.start()
-        pid = folder.info.backend_pid
-        deadline = time.monotonic() + 60
-        while not setup.execute("select exists (select 1 from pg_stat_activity where pid = %s and wait_event_type = 'Lock')",
-                                [pid]).fetchone()[0]:
-            assert time.monotonic() < deadline, "the fold never reached the held posting"
+        fold = fold_in_background(folder)
+        wait_for(lambda: waiting_on(setup, folder.info.backend_pid, "Lock"), 60, "the fold to reach the held posting")
         if change == "delete":
             setup.execute("delete from memory.messages where id = %s", [message])
         else:
@@ -114,7 +111,7 @@ def test_a_message_changed_while_a_fold_posts_it_is_posted_as_it_is(database_url
         blocker.rollback()
         fold.join()
         assert "zeppelin" in lexemes_posted(setup, message), "the fold posted the words it read"
-        folder.execute("select memory_private.fold_search_terms(2147483647, interval '5 minutes')")
+        folder.execute(FOLD_WAITING)
         assert lexemes_posted(setup, message) == ({"kayak", "garden"} if change == "edit" else set())
 
 

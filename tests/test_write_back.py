@@ -10,15 +10,10 @@ from __future__ import annotations
 import threading
 import time
 
-from client_helpers import stored_messages
+from client_helpers import stored_messages, waiting_on
 
 from supamem import ConversationStore
 from supamem.fallback import BufferedTurn, write_back
-
-
-def _waiting_on_a_lock(postgres_conn, pid: int) -> bool:
-    row = postgres_conn.execute("select wait_event_type from pg_stat_activity where pid = %s", [pid]).fetchone()
-    return row is not None and row[0] == "Lock"
 
 
 def test_racing_write_backs_store_each_turn_once(client_db, postgres_conn, make_id):
@@ -47,7 +42,7 @@ def test_racing_write_backs_store_each_turn_once(client_db, postgres_conn, make_
         assert started.wait(10)
         # The racer's lookup ran before this commit, so it tries the same turns and must wait.
         deadline = time.monotonic() + 30
-        while not _waiting_on_a_lock(postgres_conn, second["pid"]):
+        while not waiting_on(postgres_conn, second["pid"], "Lock"):
             assert racer.is_alive(), "the second write-back finished without waiting"
             assert time.monotonic() < deadline, "the second write-back never reached the lock"
     racer.join(10)
