@@ -13,6 +13,9 @@ anywhere (it finds shared words, not meaning; configure a real model for that).
 Failures follow `jobs.llm` (typed errors; 429, 5xx, timeouts retried with backoff or Retry-After).
 A vector of other dimensions than the model's raises `EmbeddingDimensionError`, before anything
 is written: the configured model and the server disagree, and every request would fail alike.
+Rows to store go through `embed_rows`, where a text the server refuses on its own (HTTP 400, 413,
+422: too long for the model, say) comes back as `Refused` beside the others' vectors, so one row
+cannot fail its user's every batch; a server that refuses every text raises instead.
 
 Configuration (`SUPAMEM_EMBEDDING_*`, read like `SUPAMEM_LLM_*`):
     SUPAMEM_EMBEDDING_PROVIDER     offline (default) | openai
@@ -36,20 +39,31 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from jobs.llm import HTTPTransport, LLMBadResponse, LLMConfigError, LLMSettings, Retry
+from jobs.llm import HTTPTransport, LLMBadResponse, LLMConfigError, LLMRequestError, LLMSettings, Retry
 
-__all__ = ["OFFLINE_EMBEDDING_MODEL", "EmbeddingClient", "EmbeddingDimensionError", "OfflineEmbeddings"]
+__all__ = ["OFFLINE_EMBEDDING_MODEL", "EmbeddingClient", "EmbeddingDimensionError", "OfflineEmbeddings", "Refused"]
 
 #: The offline provider's model, the database's default `embedding_model`.
 OFFLINE_EMBEDDING_MODEL = "offline-hash-384"
 #: Texts per request; servers cap a request's inputs (OpenAI at 2,048).
 MAX_BATCH = 64
+#: What servers answer when the input is the problem (OpenAI 400, text-embeddings-inference 413
+#: and 422 for a text past the model's tokens); 401, 403 and 404 are configuration.
+INPUT_REFUSALS = frozenset({400, 413, 422})
 
 
 class EmbeddingDimensionError(LLMConfigError):
     """The server's vectors do not have the configured model's dimensions."""
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The server's refusal of one text sent on its own: `reason`, its status and what it said."""
+
+    reason: str
 
 
 class EmbeddingTransport(Protocol):
@@ -142,23 +156,55 @@ class EmbeddingClient:
         """One vector per text, in order: rows to store (`document`) or what a search looks for
         (`query`), each text after its purpose's prefix. Raises EmbeddingDimensionError,
         LLMBadResponse and the transport's typed errors (LLMError)."""
-        prefix = self.prefixes[purpose]
-        offline = isinstance(self.transport, OfflineEmbeddings)
-        if offline != (model == OFFLINE_EMBEDDING_MODEL):
+        vectors: list[list[float]] = []
+        for batch in self._batches(texts, model, self.prefixes[purpose]):
+            vectors.extend(self._request(batch, model, dimensions))
+        return vectors
+
+    def embed_rows(self, texts: Sequence[str], *, model: str, dimensions: int) -> list[list[float] | Refused]:
+        """One vector per row to store, in order, or `Refused` for a text the server refuses on
+        its own: a batch refused for its input (INPUT_REFUSALS) is halved until each refused text
+        stands alone. Raises as `embed` does, and the refusal itself when the server took none of
+        the texts: a server that refuses everything is misconfigured, not faced with bad rows."""
+        refusals: list[LLMRequestError] = []
+
+        def attempt(batch: list[str]) -> list[list[float] | Refused]:
+            try:
+                return list(self._request(batch, model, dimensions))
+            except LLMRequestError as exc:
+                if exc.status not in INPUT_REFUSALS:
+                    raise
+                if len(batch) == 1:
+                    refusals.append(exc)
+                    return [Refused(f"HTTP {exc.status}: {exc.excerpt}" if exc.excerpt else f"HTTP {exc.status}")]
+                half = len(batch) // 2
+                return attempt(batch[:half]) + attempt(batch[half:])
+
+        rows: list[list[float] | Refused] = []
+        for batch in self._batches(texts, model, self.prefixes["document"]):
+            rows.extend(attempt(batch))
+        if refusals and len(refusals) == len(rows):
+            raise refusals[0]
+        return rows
+
+    def _batches(self, texts: Sequence[str], model: str, prefix: str) -> list[list[str]]:
+        """The texts after their prefix in requests of MAX_BATCH, once the provider is known to
+        serve the database's model."""
+        if isinstance(self.transport, OfflineEmbeddings) != (model == OFFLINE_EMBEDDING_MODEL):
             raise LLMConfigError(
                 f"the database's embedding model is {model!r} but {self.settings.variable('provider')} is "
                 f"{self.settings.provider!r}: configure a server for that model, or call "
                 f"memory.set_embedding_model to the model the server has"
             )
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), MAX_BATCH):
-            batch = [prefix + text for text in texts[start : start + MAX_BATCH]]
-            payload: dict[str, Any] = {"model": model, "input": batch, "encoding_format": "float"}
-            if offline:
-                payload["dimensions"] = dimensions
-            body, _ = self._retry.run(lambda payload=payload: self.transport.embeddings(payload))
-            vectors.extend(_vectors(body, len(batch), model, dimensions))
-        return vectors
+        return [[prefix + text for text in texts[start : start + MAX_BATCH]] for start in range(0, len(texts), MAX_BATCH)]
+
+    def _request(self, batch: list[str], model: str, dimensions: int) -> list[list[float]]:
+        """One request's vectors, retried as the LLM client retries."""
+        payload: dict[str, Any] = {"model": model, "input": batch, "encoding_format": "float"}
+        if isinstance(self.transport, OfflineEmbeddings):
+            payload["dimensions"] = dimensions
+        body, _ = self._retry.run(lambda: self.transport.embeddings(payload))
+        return _vectors(body, len(batch), model, dimensions)
 
 
 def _vectors(body: Mapping[str, Any], count: int, model: str, dimensions: int) -> list[list[float]]:

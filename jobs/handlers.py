@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.embeddings import EmbeddingClient
+from jobs.embeddings import EmbeddingClient, Refused
 from jobs.llm import (
     LLMBadResponse,
     LLMClient,
@@ -217,15 +217,17 @@ def _embed(ctx: _Context, data: Mapping[str, Any]) -> JobResult:
         return ctx.skip("nothing left to embed")
     if ctx.embedder is None:
         raise ConfigurationError("this worker has no embeddings client for embed jobs")
-    vectors = ctx.embedder.embed(
+    rows = ctx.embedder.embed_rows(
         [str(i["text"]) for i in items], model=str(data["model"]), dimensions=int(data["dimensions"])
     )
     result = ctx.rpc(
         "finish_embeddings",
         p_model=data["model"],
-        # Each item's version (its text's md5) goes back, so a row edited meanwhile keeps its note.
-        p_items=[{"kind": i["kind"], "id": i["id"], "version": i.get("version"), "embedding": v}
-                 for i, v in zip(items, vectors, strict=True)],
+        # Each item's version (its text's md5) goes back, so a row edited meanwhile keeps its note;
+        # a text the server refused keeps the refusal, and is not sent again.
+        p_items=[{"kind": i["kind"], "id": i["id"], "version": i.get("version"),
+                  **({"refused": r.reason} if isinstance(r, Refused) else {"embedding": r})}
+                 for i, r in zip(items, rows, strict=True)],
     )
     return JobResult("done", None, result)
 

@@ -1,6 +1,7 @@
 """The embeddings client over real HTTP (a scripted loopback server), the offline provider, and
 the worker's embed jobs end to end against the database: every row embedded, a model change
-re-embedding everything, a server of the wrong dimensions writing nothing."""
+re-embedding everything, a server of the wrong dimensions writing nothing, a text the server
+refuses kept as a refusal while the user's other rows get their vectors."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import logging
 import math
 import threading
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,7 +20,13 @@ from hypothesis import strategies as st
 from job_helpers import JobKit
 from llm_server import Scripted, ScriptedLLMServer, llm_server  # noqa: F401 (fixture)
 
-from jobs.embeddings import OFFLINE_EMBEDDING_MODEL, EmbeddingClient, EmbeddingDimensionError, OfflineEmbeddings
+from jobs.embeddings import (
+    OFFLINE_EMBEDDING_MODEL,
+    EmbeddingClient,
+    EmbeddingDimensionError,
+    OfflineEmbeddings,
+    Refused,
+)
 from jobs.llm import LLMBadResponse, LLMClient, LLMConfigError, LLMRequestError, LLMSettings
 from jobs.transport import PsycopgTransport
 from jobs.worker import Worker
@@ -34,6 +42,14 @@ FOUR_TURNS = [
 
 def _settings(base_url: str, **extra: Any) -> LLMSettings:
     return LLMSettings(provider="openai", base_url=base_url, api_key="test-key", env_prefix="SUPAMEM_EMBEDDING", **extra)
+
+
+#: OpenAI's answer to a text past the model's input.
+TOO_LONG = "This model's maximum context length is 8192 tokens, however you requested 9000 tokens."
+
+
+def _too_long() -> Scripted:
+    return Scripted(400, {"error": {"message": TOO_LONG, "type": "invalid_request_error", "code": None}})
 
 
 def _answer(texts: list[str], dimensions: int, *, reverse: bool = False) -> Scripted:
@@ -54,6 +70,34 @@ def test_texts_go_in_batches_and_come_back_in_input_order(llm_server: ScriptedLL
     assert llm_server.requests[0].json["model"] == "m"
     assert llm_server.requests[0].headers["authorization"] == "Bearer test-key"
     assert vectors[0] == [1.0] * 4 and vectors[63] == [64.0] * 4 and vectors[64] == [1.0] * 4
+
+
+def test_a_text_refused_on_its_own_comes_back_refused_beside_the_others_vectors(llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    texts = ["a", "b", "my whole diary", "d"]
+    # The batch is refused, then halved until the refused text stands alone.
+    llm_server.enqueue(_too_long(), _answer(texts[:2], 3), _too_long(), _too_long(), _answer(texts[3:], 3))
+    with EmbeddingClient(_settings(llm_server.base_url)) as client:
+        rows = client.embed_rows(texts, model="m", dimensions=3)
+    assert [r.json["input"] for r in llm_server.requests] == [texts, texts[:2], texts[2:], texts[2:3], texts[3:]]
+    assert rows[:2] == [[1.0] * 3, [2.0] * 3] and rows[3] == [1.0] * 3
+    assert isinstance(rows[2], Refused)
+    assert rows[2].reason.startswith("HTTP 400: ") and TOO_LONG in rows[2].reason
+
+
+def test_a_server_that_refuses_every_text_raises_and_refuses_no_row(llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    llm_server.enqueue(_too_long(), _too_long(), _too_long())
+    with EmbeddingClient(_settings(llm_server.base_url)) as client, pytest.raises(LLMRequestError) as caught:
+        client.embed_rows(["a", "b"], model="m", dimensions=3)
+    assert caught.value.status == 400
+    assert len(llm_server.requests) == 3
+
+
+def test_a_rejected_key_is_not_taken_for_bad_rows(llm_server: ScriptedLLMServer) -> None:  # noqa: F811
+    llm_server.enqueue(Scripted(401, {"error": {"message": "Incorrect API key provided"}}))
+    with EmbeddingClient(_settings(llm_server.base_url)) as client, pytest.raises(LLMRequestError) as caught:
+        client.embed_rows(["a", "b"], model="m", dimensions=3)
+    assert caught.value.status == 401
+    assert len(llm_server.requests) == 1
 
 
 def test_rate_limits_and_server_errors_are_retried_as_the_llm_client_does(llm_server: ScriptedLLMServer) -> None:  # noqa: F811
@@ -154,11 +198,13 @@ def test_offline_vectors_put_texts_that_share_words_nearer() -> None:
 
 class EmbeddingServer:
     """`POST /v1/embeddings` on loopback answering every input with a vector of `dimensions`
-    (the offline provider's, so texts sharing words are near), counting the texts it embedded."""
+    (the offline provider's, so texts sharing words are near), counting the texts it embedded.
+    A request holding a text `refuse` picks gets OpenAI's HTTP 400 for a text past the model's input."""
 
-    def __init__(self, dimensions: int) -> None:
+    def __init__(self, dimensions: int, refuse: Callable[[str], bool] = lambda text: False) -> None:
         self.dimensions = dimensions
         self.texts: list[str] = []
+        self.refused: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -167,11 +213,16 @@ class EmbeddingServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.texts.extend(body["input"])
-                data = [{"index": i, "embedding": OfflineEmbeddings.vector(t, server.dimensions)}
-                        for i, t in enumerate(body["input"])]
-                payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
-                self.send_response(200)
+                if any(refuse(t) for t in body["input"]):
+                    server.refused.extend(body["input"])
+                    status, answer = 400, {"error": {"message": TOO_LONG, "type": "invalid_request_error"}}
+                else:
+                    server.texts.extend(body["input"])
+                    data = [{"index": i, "embedding": OfflineEmbeddings.vector(t, server.dimensions)}
+                            for i, t in enumerate(body["input"])]
+                    status, answer = 200, {"object": "list", "data": data, "model": body["model"]}
+                payload = json.dumps(answer).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -257,6 +308,85 @@ def test_a_server_of_other_dimensions_writes_nothing_and_stops_the_worker(kit: J
     assert _vectors(kit, user_id) == []
     (job,) = kit.jobs("embed")
     assert job["status"] == "queued" and job["attempts"] == 0  # handed back, no attempt spent
+
+
+def test_a_text_the_server_refuses_keeps_the_refusal_and_the_users_other_rows_get_vectors(
+    kit: JobKit, database_url: str
+) -> None:
+    user_id, profile_id = kit.user()
+    server = EmbeddingServer(8, refuse=lambda text: "my whole diary" in text)
+    try:
+        name = _changed_model(kit)
+        conversation_id = kit.conversation(
+            user_id, profile_id, [*FOUR_TURNS[:2], ("Here is my whole diary", "Thank you for sharing it.")]
+        )
+        diary, thanks = (kit.value(
+            "select id from memory.messages where conversation_id = %s and turn_number = 3 and role = %s",
+            [conversation_id, role],
+        ) for role in ("user", "assistant"))
+        summary = _embed(kit, database_url, EmbeddingClient(_settings(server.base_url)))
+        assert summary.counts[("embed", "done")] == 1
+        # The answer is embedded with the end of its question, so the server refuses it too.
+        refusals = kit.rows(
+            "select message_id, refused from memory_private.message_embeddings where user_id = %s and refused is not null"
+            " order by message_id",
+            [user_id],
+        )
+        assert [r["message_id"] for r in refusals] == [diary, thanks]
+        assert all(r["refused"].startswith("HTTP 400: ") and TOO_LONG in r["refused"] for r in refusals)
+        assert {v["model"] for v in _vectors(kit, user_id)} == {name}
+        assert kit.value(
+            "select count(*) from memory_private.message_embeddings where user_id = %s and embedding is not null",
+            [user_id],
+        ) == 4
+        (job,) = kit.jobs("embed")
+        assert (job["status"], job["result"]["stored"], job["result"]["refused"]) == ("done", 4, 2)
+
+        # Not sent again: nothing waits. An edit tries the message (and the answer after it) again.
+        sent = len(server.texts) + len(server.refused)
+        kit.conn.execute("update memory.messages set content = 'Here is my diary, in short' where id = %s", [diary])
+        _embed(kit, database_url, EmbeddingClient(_settings(server.base_url)))
+        assert len(server.texts) == sent - len(server.refused) + 2
+        assert kit.value(
+            "select count(*) from memory_private.message_embeddings where user_id = %s and embedding is not null",
+            [user_id],
+        ) == 6
+    finally:
+        server.close()
+        _restore_model(kit)
+
+
+def test_a_server_that_refuses_every_text_refuses_no_row(kit: JobKit, database_url: str) -> None:
+    user_id, profile_id = kit.user()
+    server = EmbeddingServer(8, refuse=lambda text: True)
+    try:
+        _changed_model(kit)
+        kit.conversation(user_id, profile_id, FOUR_TURNS[:1])
+        _embed(kit, database_url, EmbeddingClient(_settings(server.base_url)))
+    finally:
+        server.close()
+        _restore_model(kit)
+    assert _vectors(kit, user_id) == []
+    (job,) = kit.jobs("embed")
+    assert (job["status"], job["attempts"]) == ("queued", 1)  # failed, to be retried
+    assert TOO_LONG in job["last_error"]
+
+
+def test_texts_are_sent_cut_at_embedding_max_chars(kit: JobKit, database_url: str) -> None:
+    user_id, profile_id = kit.user()
+    server = EmbeddingServer(8)
+    long_answer = "A long answer. " * 1000
+    try:
+        _changed_model(kit)
+        kit.conversation(user_id, profile_id, [("Tell me everything", long_answer)])
+        _embed(kit, database_url, EmbeddingClient(_settings(server.base_url)))
+    finally:
+        server.close()
+        _restore_model(kit)
+    limit = int(kit.value("select value #>> '{}' from memory_private.settings where key = 'embedding_max_chars'"))
+    assert len(long_answer) > limit
+    assert max(len(t) for t in server.texts) == limit
+    assert len(_vectors(kit, user_id)) == 2
 
 
 def _changed_model(kit: JobKit) -> str:

@@ -19,8 +19,9 @@ begin
         return;
     end if;
     v_model := memory_private.setting('embedding_model') ->> 0;
-    -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last): it is
-    -- nobody's neighbour, and a NaN would make every fused score NaN.
+    -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last) and a row
+    -- the server refused has none (null, sorted after): neither is anybody's neighbour, and a NaN
+    -- would make every fused score NaN.
     return query
     select n.memory_id, n.distance
     from (

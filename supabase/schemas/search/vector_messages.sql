@@ -40,8 +40,9 @@ begin
     v_model := memory_private.setting('embedding_model') ->> 0;
     if p_conversation_id is not null then
         -- One conversation: exact, over its messages; a static statement keeps its plan.
-        -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last): it is
-        -- nobody's neighbour, and a NaN would make every fused score NaN.
+        -- A vector of zeros has no direction (its cosine distance is NaN, which sorts last) and a row
+        -- the server refused has none (null, sorted after): neither is anybody's neighbour, and a NaN
+        -- would make every fused score NaN.
         return query
         select n.message_id, n.distance
         from (
@@ -87,7 +88,7 @@ begin
         end if;
     end if;
     -- Exact over the user's vectors of the model, through (user_id, model); without a vector of
-    -- zeros, as above (the HNSW index holds none).
+    -- zeros or a refusal, as above (the HNSW index holds neither).
     return query
     select n.message_id, n.distance
     from (

@@ -46,7 +46,7 @@ select throws_ok(
         $$select memory.finish_embeddings(%s, 'w1', 'test-2d', '[{"kind": "message", "id": "%s", "embedding": [1, 0, 0]}]')$$,
         tests.recall('job'), tests.recall('m3')
     ),
-    '22023', 'each item needs kind (message or memory), id and an embedding of 2 numbers',
+    '22023', 'each item needs kind (message or memory), id, and an embedding of 2 numbers or refused (why)',
     'a vector of other dimensions refuses the batch'
 );
 select throws_ok(
@@ -130,7 +130,7 @@ select is(
     memory.finish_embeddings(tests.recall('job')::bigint, 'w1', 'test-2d', format(
         '[{"kind": "message", "id": "%s", "embedding": [1, 0]}]', tests.recall('m1')
     )::jsonb),
-    '{"stored": 0, "current_model": false}'::jsonb,
+    '{"stored": 0, "refused": 0, "current_model": false}'::jsonb,
     'vectors of the old model are not stored'
 );
 select is(

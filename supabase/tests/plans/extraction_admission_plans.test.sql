@@ -98,7 +98,7 @@ select ok(
     'running extractions of a user: jobs_pending_extractions_idx, no sequential scan'
 );
 select ok(
-    jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Index Name" like_regex "^jobs_(pending_extractions|claimable|queued_by_user)_idx$")')
+    jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Index Name" like_regex "^jobs_(pending_extractions|claimable|queued_by_user|queued_kind_user)_idx$")')
     and not jsonb_path_exists(tests.recall('waiting_plan')::jsonb, '$.** ? (@."Node Type" == "Seq Scan")'),
     'waiting extractions of a user: an index of pending jobs, no sequential scan'
 );
