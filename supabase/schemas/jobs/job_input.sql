@@ -14,9 +14,10 @@ $$;
 revoke all on function memory_private.profile_document(memory.profiles) from public, anon, authenticated, service_role;
 grant execute on function memory_private.profile_document(memory.profiles) to service_role;
 
--- Why: one call gives a worker everything its prompt needs, read under the job's lease; for an
--- extraction past its user's rate limit it answers {"kind", "deferred": {"run_after", "reason"}}
--- instead, having put the job back in the queue without spending its attempt. Generic plans:
+-- Why: one call gives a worker everything its prompt needs (long texts cut: prompt_text), read under
+-- the job's lease; for an extraction past its user's rate limit it answers {"kind", "deferred":
+-- {"run_after", "reason"}} instead, having put the job back in the queue without spending its
+-- attempt. Generic plans:
 -- plpgsql's own choice planned the extraction's document again for every job (about 300 us, more
 -- than reading it).
 create function memory.job_input(p_job_id bigint, p_worker text)
@@ -60,9 +61,9 @@ begin
                 'user_id', v_job.user_id,
                 'source_message_id', v_message.id,
                 'mode', (select c.mode from memory.conversations as c where c.id = v_message.conversation_id),
-                'user_message', v_message.content,
+                'user_message', memory_private.prompt_text(v_message.content),
                 'assistant_message', (
-                    select a.content from memory.messages as a
+                    select memory_private.prompt_text(a.content) from memory.messages as a
                     where a.conversation_id = v_message.conversation_id and a.turn_number = v_message.turn_number
                         and a.role = 'assistant'
                 ),
@@ -89,7 +90,9 @@ begin
                 'conversation_id', v_payload ->> 'conversation_id',
                 'turns', coalesce((
                     select jsonb_agg(jsonb_build_object(
-                        'turn_number', t.turn_number, 'user', t.user_content, 'assistant', t.assistant_content
+                        'turn_number', t.turn_number,
+                        'user', memory_private.prompt_text(t.user_content),
+                        'assistant', memory_private.prompt_text(t.assistant_content)
                     ) order by t.turn_number)
                     from memory.turns as t
                     where t.conversation_id = (v_payload ->> 'conversation_id')::uuid

@@ -1,12 +1,17 @@
 -- The job queue's tunables, read by memory_private.setting(): attempts before dead-lettering, retry
--- backoff, the default lease, how long finished jobs are kept, and job_kinds, the kinds the
--- database queues at all (an app that runs no workers sets [] so nothing piles up).
+-- backoff, the default lease, how long finished jobs are kept, the characters of a message a prompt
+-- carries at most, and job_kinds, the kinds the database queues at all (an app that runs no
+-- workers sets [] so nothing piles up).
 insert into memory_private.settings (key, value, description) values
 ('job_max_attempts', '5', 'Attempts before a job is dead-lettered.'),
 ('job_backoff_base', '"10 seconds"', 'First retry delay; each further attempt doubles it.'),
 ('job_backoff_max', '"1 hour"', 'Longest retry delay.'),
 ('job_lease', '"5 minutes"', 'Default lease of a claimed job.'),
 ('job_retention', '"14 days"', 'Finished jobs are kept this long for the stats view.'),
+(
+    'llm_text_chars', '20000',
+    'Characters of one message a job''s prompt carries at most (the beginning; about 5,000 tokens of English).'
+),
 (
     'job_kinds', '["extract", "summarize_conversation", "title", "summarize_week", "summarize_month", "compare_year"]',
     'Kinds of job the database queues; an app that runs no workers sets [] and nothing piles up.'
