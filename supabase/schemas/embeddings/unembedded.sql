@@ -12,11 +12,8 @@ stable
 set search_path = ''
 as $$
 declare
-    v_max integer := (memory_private.setting('embedding_max_chars'))::integer;
+    v_max integer := memory_private.number_setting('embedding_max_chars', 1);
 begin
-    if v_max is null or v_max < 1 then
-        raise exception using errcode = '22023', message = 'setting embedding_max_chars must be a number of at least 1';
-    end if;
     return query
     (
         select 'message', t.id::text, left(t.content, v_max), t.version

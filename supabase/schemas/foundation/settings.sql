@@ -27,6 +27,29 @@ $$;
 revoke all on function memory_private.setting(text) from public, anon, authenticated, service_role;
 grant execute on function memory_private.setting(text) to authenticated, service_role;
 
+-- A numeric setting of at least p_min, or 22023 naming it: a team's typo stops the behaviour that
+-- reads it with a clear error instead of a cast error or a silent zero.
+create function memory_private.number_setting(p_key text, p_min double precision)
+returns double precision
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+    v_value jsonb := memory_private.setting(p_key);
+begin
+    if jsonb_typeof(v_value) is distinct from 'number' or v_value::double precision < p_min then
+        raise exception using errcode = '22023',
+            message = format('setting %s must be a number of at least %s', p_key, p_min);
+    end if;
+    return v_value::double precision;
+end
+$$;
+
+revoke all on function memory_private.number_setting(text, double precision)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.number_setting(text, double precision) to authenticated, service_role;
+
 insert into memory_private.settings (key, value, description) values
 ('conversation_ttl', 'null', 'Default time to live of conversation messages (an interval, null = keep forever).'),
 ('conversation_window', 'null', 'Default rolling window in turns (null = unlimited).'),

@@ -9,11 +9,8 @@ stable
 set search_path = ''
 as $$
 declare
-    v_max integer := (memory_private.setting('llm_text_chars'))::integer;
+    v_max integer := memory_private.number_setting('llm_text_chars', 1);
 begin
-    if v_max is null or v_max < 1 then
-        raise exception using errcode = '22023', message = 'setting llm_text_chars must be a number of at least 1';
-    end if;
     if length(p_text) <= v_max then
         return p_text;
     end if;

@@ -57,10 +57,7 @@ begin
         return;
     end if;
     -- Only a search over the user's history chooses a scan.
-    v_cost := (memory_private.setting('hnsw_visit_cost'))::double precision;
-    if v_cost is null or v_cost < 0 then
-        raise exception using errcode = '22023', message = 'setting hnsw_visit_cost must be a number of at least 0';
-    end if;
+    v_cost := memory_private.number_setting('hnsw_visit_cost', 0);
     v_mine := coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0);
     v_all := greatest(
         v_mine,

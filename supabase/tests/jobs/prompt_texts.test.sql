@@ -1,9 +1,9 @@
 -- A job's prompt carries the beginning of a long message, llm_text_chars at most, and says how much
 -- it left out; a shorter message goes whole. Both texts of an extraction and every turn of a summary
--- or a title are cut so. A setting below one character is refused (22023). The helper is the
--- service role's, not a signed-in user's.
+-- or a title are cut so. A setting below one character, or not a number, is refused (22023). The
+-- helper is the service role's, not a signed-in user's.
 begin;
-select plan(10);
+select plan(11);
 
 update memory_private.settings set value = '1' where key = 'summary_interval';
 update memory_private.settings set value = '40' where key = 'llm_text_chars';
@@ -57,6 +57,11 @@ update memory_private.settings set value = '0' where key = 'llm_text_chars';
 select throws_ok(
     format($$select memory.job_input(%s, 'w')$$, tests.recall('j_title')),
     '22023', 'setting llm_text_chars must be a number of at least 1', 'a setting below one character is refused'
+);
+update memory_private.settings set value = '"many"' where key = 'llm_text_chars';
+select throws_ok(
+    format($$select memory.job_input(%s, 'w')$$, tests.recall('j_title')),
+    '22023', 'setting llm_text_chars must be a number of at least 1', 'a setting that is not a number is refused'
 );
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
