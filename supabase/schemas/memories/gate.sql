@@ -20,6 +20,13 @@ begin
         return 'source message not found';
     end if;
     if coalesce(v_message.author_id, v_message.user_id) <> p_user_id or v_message.role <> 'user' then
+        -- A message of a conversation the user takes no part in is not theirs to know of.
+        if v_message.user_id <> p_user_id and not exists (
+            select 1 from memory.participants as p
+            where p.conversation_id = v_message.conversation_id and p.user_id = p_user_id
+        ) then
+            return 'source message not found';
+        end if;
         return 'the user did not write the source message';
     end if;
     select c.* into v_conversation from memory.conversations as c where c.id = v_message.conversation_id;

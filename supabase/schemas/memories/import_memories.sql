@@ -1,5 +1,5 @@
--- Why: seed 004's re-import: a user restores their own export. Records keep their ids, so importing
--- twice adds nothing; dead links to conversations or messages are dropped, an import never
+-- Why: seed 004's re-import: a user restores their own export. Records keep their ids (but for one
+-- another user's row holds: memory_private.import_id), so importing twice adds nothing; dead links to conversations or messages are dropped, an import never
 -- un-pauses memory and the cap applies afterwards. The body runs as the owner: only an import may
 -- restore records as they were (ids, states, counters, times).
 create function memory.import_memories(p_export jsonb, p_user_id uuid default null)
@@ -14,6 +14,28 @@ $$;
 
 revoke all on function memory.import_memories(jsonb, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.import_memories(jsonb, uuid) to service_role, authenticated;
+
+-- Why: an imported record keeps its id unless another user's row holds it; then it takes an id
+-- derived from the user and the old one, the same at every import (importing twice still adds
+-- nothing), so what an import does never depends on, or tells of, other users' rows.
+create function memory_private.import_id(p_user_id uuid, p_id uuid, p_memory boolean)
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+    if p_memory and exists (select 1 from memory.memories as o where o.id = p_id and o.user_id <> p_user_id)
+        or not p_memory and exists (
+            select 1 from memory.profiles as o where o.id = p_id and o.user_id <> p_user_id
+        ) then
+        return md5(p_user_id::text || '/' || p_id::text)::uuid;
+    end if;
+    return p_id;
+end
+$$;
+
+revoke all on function memory_private.import_id(uuid, uuid, boolean) from public, anon, authenticated, service_role;
 
 -- Why: memory.import_memories' body, run as the owner: service_role never inserts memories
 -- directly, and an import restores records as they were (ids, states, counters, times), which no
@@ -36,11 +58,12 @@ begin
         raise exception using errcode = '22023', message = 'not a supamem memories export (format 1)';
     end if;
     insert into memory.profiles (id, user_id, name, is_primary, timezone, attributes, created_at)
-    select p.id, v_user, p.name,
+    select x.id, v_user, p.name,
         p.is_primary and not exists (select 1 from memory.profiles as o where o.user_id = v_user and o.is_primary),
         p.timezone, p.attributes, p.created_at
     from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
-    where not exists (select 1 from memory.profiles as o where o.id = p.id);
+    cross join lateral (select memory_private.import_id(v_user, p.id, false) as id) as x
+    where not exists (select 1 from memory.profiles as o where o.id = x.id);
 
     update memory.users as u
     set memory_paused = u.memory_paused or coalesce((p_export #>> '{settings,memory_paused}')::boolean, false),
@@ -52,21 +75,27 @@ begin
         source_conversation_id, source_message_id, turn_index, pinned, active, archived, deleted_at,
         expires_at, created_at, updated_at, last_referenced_at, reference_count
     )
-    select m.id, v_user, m.profile_id, m.content, m.type, m.category, m.confidence, m.context, m.origin_mode,
+    select x.id, v_user, memory_private.import_id(v_user, m.profile_id, false), m.content, m.type, m.category,
+        m.confidence, m.context, m.origin_mode,
         (select c.id from memory.conversations as c where c.id = m.source_conversation_id and c.user_id = v_user),
         case when memory_private.memory_gate(v_user, m.source_message_id) is null then m.source_message_id end,
         m.turn_index, m.pinned, m.active and m.superseded_by is null, m.archived, m.deleted_at,
         m.expires_at, m.created_at, coalesce(m.updated_at, now()), m.last_referenced_at, m.reference_count
     from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
-    where not exists (select 1 from memory.memories as o where o.id = m.id)
+    cross join lateral (select memory_private.import_id(v_user, m.id, true) as id) as x
+    where not exists (select 1 from memory.memories as o where o.id = x.id)
     order by m.created_at, m.id;
     get diagnostics v_added = row_count;
 
     -- Successor links are restored once every record is back.
-    update memory.memories as m set superseded_by = e.superseded_by, active = false, updated_at = e.updated_at
+    update memory.memories as m set superseded_by = x.successor, active = false, updated_at = e.updated_at
     from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as e
-    where m.id = e.id and m.user_id = v_user and e.superseded_by is not null and m.superseded_by is null
-        and exists (select 1 from memory.memories as s where s.id = e.superseded_by and s.user_id = v_user);
+    cross join lateral (
+        select memory_private.import_id(v_user, e.id, true) as id,
+            memory_private.import_id(v_user, e.superseded_by, true) as successor
+    ) as x
+    where m.id = x.id and m.user_id = v_user and e.superseded_by is not null and m.superseded_by is null
+        and exists (select 1 from memory.memories as s where s.id = x.successor and s.user_id = v_user);
     perform memory_private.enforce_memory_cap(v_user, p.id) from memory.profiles as p where p.user_id = v_user;
     return v_added;
 end

@@ -8,7 +8,7 @@
 -- apply_extraction, erase_user and the retention sweeps are service_role only; a signed-in user
 -- imports only for themselves.
 begin;
-select plan(77);
+select plan(78);
 
 select tests.create_cast('memories-rls');
 select tests.remember('participant', tests.create_auth_user('memories-rls.participant@supamem.test'));
@@ -200,6 +200,12 @@ select is(
 select is(
     memory_private.memory_gate(tests.recall('owner')::uuid, tests.recall('msg')::bigint), 'source message not found',
     'memory_gate tells another user nothing about the owner''s message or settings'
+);
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select throws_ok(
+    format($$select memory.remember('x', 'fact', p_source_message_id => %s)$$, tests.recall('msg')),
+    '42501', 'memory not allowed: source message not found',
+    'a stranger naming the owner''s message as a source learns what a missing one tells: nothing'
 );
 select tests.clear_authentication();
 select memory.set_memory_settings(false, p_user_id => tests.recall('owner')::uuid);

@@ -5,9 +5,9 @@
 -- key-value store, state, short-term state and profiles go, and so do the turns they wrote in
 -- someone else's together conversation, question and answer; nobody else's rows are touched. memory.import_memories
 -- after an erase brings the same records back (ids, links and all), and a second import adds
--- nothing.
+-- nothing; another user importing the export gets ids of their own and learns nothing of the owner's.
 begin;
-select plan(31);
+select plan(36);
 
 select tests.create_cast('memories-search');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -275,6 +275,34 @@ select results_eq(
 select is(
     memory.import_memories(tests.recall('export')::jsonb, tests.recall('owner')::uuid), 0,
     'a second import adds nothing'
+);
+
+-- Another user importing that export: the ids are the owner's, so the importer's records take ids
+-- of their own (the same at every import), the answer is what ids nobody holds would give, and the
+-- owner's rows are untouched.
+select tests.authenticate_as(tests.recall('stranger')::uuid);
+select is(
+    memory.import_memories(tests.recall('export')::jsonb), 10,
+    'a stranger importing the owner''s export adds every memory, as with ids nobody holds'
+);
+select is(
+    (select count(*)::integer from memory.memories
+        where id in (select (e ->> 'id')::uuid from jsonb_array_elements(tests.recall('export')::jsonb -> 'memories') as e)),
+    0, 'under ids of their own: the stranger sees none of the owner''s'
+);
+select is(
+    (select count(*)::integer from memory.memories where superseded_by is not null),
+    (select count(*)::integer from jsonb_array_elements(tests.recall('export')::jsonb -> 'memories') as e
+        where e ->> 'superseded_by' is not null),
+    'the successor links follow the new ids'
+);
+select is(memory.import_memories(tests.recall('export')::jsonb), 0, 'the stranger''s second import adds nothing');
+select tests.clear_authentication();
+select results_eq(
+    $$select id, content, profile_id, superseded_by from memory.memories where user_id = tests.recall('owner')::uuid order by id$$,
+    $$select id, content, profile_id, superseded_by
+    from jsonb_populate_recordset(null::memory.memories, tests.recall('export')::jsonb -> 'memories') order by id$$,
+    'the owner''s memories are untouched'
 );
 
 select * from finish();
