@@ -180,6 +180,21 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
     elsewhere = conn.execute(
         "insert into memory.profiles (user_id, is_primary) values (%s, true) returning id", [other]
     ).fetchone()["id"]
+    # And, as in a database in use, other profiles' conversation summaries in the same weeks (100
+    # profiles, one a day each), with statistics that have seen them: the week is then read through
+    # the profile's range, not all profiles' summaries of the week, whatever the suite left before.
+    conn.execute(
+        "with profiles as (insert into memory.profiles (user_id, name) select %s, 'busy ' || i"
+        " from generate_series(1, 100) as i returning id),"
+        " conversation as (select (memory.create_conversation(p_user_id => %s)).id)"
+        " insert into memory.conversation_summaries (conversation_id, user_id, profile_id, summary, from_turn, to_turn,"
+        " created_at) select x.conversation, %s, x.profile, 'busy', x.turn, x.turn, x.at"
+        " from (select c.id as conversation, p.id as profile, row_number() over () as turn,"
+        " timestamptz '2026-03-10 12:00+00' - d * interval '1 day' as at"
+        " from conversation as c, profiles as p, generate_series(0, 29) as d) as x",
+        [other, other, other],
+    )
+    conn.execute("analyze memory.conversation_summaries")
     conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
         " emotional_summary, key_themes, conversation_count)"
