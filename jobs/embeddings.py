@@ -61,7 +61,7 @@ class EmbeddingDimensionError(LLMConfigError):
 
 @dataclass(frozen=True)
 class Refused:
-    """The server's refusal of one text sent on its own: `reason`, its status and what it said."""
+    """The server's refusal of one text sent on its own; `reason` is its HTTP status and what it said."""
 
     reason: str
 
@@ -164,8 +164,9 @@ class EmbeddingClient:
     def embed_rows(self, texts: Sequence[str], *, model: str, dimensions: int) -> list[list[float] | Refused]:
         """One vector per row to store, in order, or `Refused` for a text the server refuses on
         its own: a batch refused for its input (INPUT_REFUSALS) is halved until each refused text
-        stands alone. Raises as `embed` does, and the refusal itself when the server took none of
-        the texts: a server that refuses everything is misconfigured, not faced with bad rows."""
+        stands alone (a request per halving: about 2 log2(64) more for one refused text in a full
+        batch). Raises as `embed` does, and the refusal itself when the server took none of the
+        texts: a server that refuses everything is misconfigured, not faced with bad rows."""
         refusals: list[LLMRequestError] = []
 
         def attempt(batch: list[str]) -> list[list[float] | Refused]:

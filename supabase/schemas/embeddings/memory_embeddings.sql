@@ -20,6 +20,9 @@ comment on table memory_private.memory_embeddings is
 
 create index memory_embeddings_user_model_idx on memory_private.memory_embeddings (user_id, model);
 
+-- The refused rows, for memory.retry_refused_embeddings: a few, among every vector.
+create index memory_embeddings_refused_idx on memory_private.memory_embeddings (user_id) where refused is not null;
+
 alter table memory_private.memory_embeddings enable row level security;
 
 create policy "Users read the vectors of their own memories" on memory_private.memory_embeddings

@@ -1,10 +1,11 @@
 -- A text the embeddings server refuses keeps the refusal instead of a vector: the embed job stores
 -- the other rows of its batch, the refused row is not sent again (no note, not among the rows
 -- without one), search finds it by its words alone, and an edit tries it again; a new model tries
--- every row again. A row holds a vector or a refusal, never both or neither. Texts are sent cut at
--- embedding_max_chars; the version stays the whole text's.
+-- every row again, and so does memory.retry_refused_embeddings (the service role's). A row holds a
+-- vector or a refusal, never both or neither. Texts are sent cut at embedding_max_chars; the
+-- version stays the whole text's.
 begin;
-select plan(23);
+select plan(28);
 
 select tests.create_cast('embed-refusals');
 update memory_private.settings set value = '10' where key = 'embedding_batch';
@@ -157,10 +158,30 @@ select ok(
     'a refusal under another model does not keep a memory from the new one'
 );
 
+-- Once the cause is fixed, the refused rows are tried again: one user's, or everyone's.
+select memory.set_embedding_model('test-2d', 2);
+select ok(
+    tests.recall('memory') not in (select id from memory_private.unembedded(tests.recall('owner')::uuid, 10)),
+    'under the model that refused it, the memory does not wait'
+);
+select is(memory.retry_refused_embeddings(tests.recall('stranger')::uuid), 0, 'another user''s retry touches nothing');
+select is(memory.retry_refused_embeddings(tests.recall('owner')::uuid), 1, 'the retry counts the rows whose refusal goes');
+select ok(
+    tests.recall('memory') in (select id from memory_private.unembedded(tests.recall('owner')::uuid, 10))
+    and exists (
+        select 1 from memory_private.jobs
+        where user_id = tests.recall('owner')::uuid and kind = 'embed' and status = 'queued'
+    ),
+    'the memory waits for a vector again, its user''s embed job queued'
+);
+
 -- The helper that folds a refusal is the embed job's, not a signed-in user's.
 select is(memory_private.refusal(e'a \t\n b  '), 'a b', 'service_role folds a refusal''s whitespace');
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok($$select memory_private.refusal('x')$$, '42501', null, 'a signed-in user cannot call the helper');
+select throws_ok(
+    $$select memory.retry_refused_embeddings(auth.uid())$$, '42501', null, 'nor retry refused rows, even their own'
+);
 select tests.authenticate_as_anon();
 select throws_ok($$select memory_private.refusal('x')$$, '42501', null, 'nor can anon');
 select tests.clear_authentication();
