@@ -62,6 +62,9 @@ class TokenVerifier:
             )
         except jwt.InvalidTokenError as exc:
             raise Unauthorized(str(exc)) from exc
+        except (jwt.PyJWTError, TypeError, ValueError) as exc:
+            # A key of another type than the header's algorithm (an ES256 header naming an RSA key).
+            raise Unauthorized(f"the token's key does not fit its algorithm ({algorithm})") from exc
         if claims.get("role") != "authenticated":
             raise Unauthorized("token is not a signed-in user's (role must be authenticated)")
         try:

@@ -75,7 +75,7 @@ def delete_conversation(tx: Tx, conversation_id: UUID) -> Response:
 @router.get("/{conversation_id}/messages", response_model=list[Message],
             summary="A conversation's messages, newest first (paginated)")
 def list_messages(
-    tx: Tx, conversation_id: UUID, limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0),
+    tx: Tx, conversation_id: UUID, limit: int = Query(50, ge=1, le=1000), offset: int = Query(0, ge=0, le=100_000),
 ) -> list[Message]:
     _one(tx, conversation_id)
     rows = tx.call("history", conversation_id=conversation_id, limit=limit, offset=offset, newest_first=True)

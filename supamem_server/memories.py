@@ -53,7 +53,7 @@ def list_memories(
     created_to: datetime | None = None,
     status: Status = "active",
     limit: int = Query(20, ge=1, le=200),
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=100_000),
 ) -> list[Memory]:
     rows = tx.call("search_memories", query=search.text, type=type, category=category, profile_id=profile_id,
                    conversation_id=conversation_id, created_from=created_from, created_to=created_to,

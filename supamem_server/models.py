@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -147,6 +148,10 @@ class Overview(BaseModel):
     by_type: dict[str, int]
 
 
+#: The app context a chat request may carry, as JSON.
+MAX_CONTEXT_CHARS = 8_000
+
+
 class ChatRequest(BaseModel):
     message: str
     session_id: str | None = None
@@ -154,8 +159,15 @@ class ChatRequest(BaseModel):
     conversation_id: UUID | None = None
     #: For a new session: the profile selected for it (the primary one builds memory).
     profile_id: UUID | None = None
-    #: Seed 002's app context (the page, the mode...): shown to the model in the system prompt.
+    #: Seed 002's app context (the page, the mode...): shown to the model in the system prompt, so
+    #: bounded: stored nowhere, it meets no database limit, and every character is paid for.
     context: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _small_context(self) -> ChatRequest:
+        if len(json.dumps(self.context, default=str)) > MAX_CONTEXT_CHARS:
+            raise ValueError(f"context must be at most {MAX_CONTEXT_CHARS:,} characters of JSON")
+        return self
 
     @model_validator(mode="after")
     def _one_session(self) -> ChatRequest:

@@ -3,8 +3,11 @@ request runs as its token's user (row-level security decides)."""
 
 from __future__ import annotations
 
+import base64
+import json
 import time
 import uuid
+from typing import Any
 
 import jwt
 import pytest
@@ -65,6 +68,17 @@ def test_a_missing_or_forged_token_is_401_and_changes_nothing(served: Served, ca
     assert response.status_code == 401, (case, response.text)
     assert response.headers["www-authenticate"] == "Bearer"
     assert served.postgres_conn.execute("select count(*) from memory.conversations").fetchone() == before
+
+
+def test_a_token_whose_algorithm_does_not_fit_its_key_is_401(served: Served) -> None:
+    header = {"alg": "ES256", "typ": "JWT", "kid": served.jwks.latest}  # an RSA key of the project
+
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    token = f"{part(header)}.{part(claims_for(uuid.uuid4()))}.{part({'sig': 1})}"
+    with served.anonymous(Authorization=f"Bearer {token}") as client:
+        assert client.get(ROUTE).status_code == 401
 
 
 def test_a_token_of_an_unknown_key_id_is_401(served: Served) -> None:

@@ -89,6 +89,9 @@ def test_bad_chat_bodies_are_422_and_store_nothing(served: Served) -> None:
     assert dana.http.post("/chat", json={}).status_code == 422
     empty = dana.http.post("/chat", json={"message": "   "})
     assert empty.status_code == 422
+    # The app context goes into the prompt and nowhere else: bounded, or any user could send megabytes.
+    huge = dana.http.post("/chat", json={"message": "Hello", "context": {"page": "x" * 8_000}})
+    assert huge.status_code == 422 and "context must be at most 8,000 characters" in huge.text
     count = served.postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
     assert count == (0,)
 

@@ -57,6 +57,14 @@ def test_messages_are_paged_newest_first(served: Served) -> None:
     assert [m["content"] for m in page] == ["a2", "q2"]
 
 
+def test_an_offset_past_what_a_page_may_skip_is_422_not_an_error(served: Served) -> None:
+    carol = served.person()
+    conversation = carol.http.post("/api/conversations", json={}).json()["id"]
+    for route in (f"/api/conversations/{conversation}/messages", "/api/memories", "/api/conversations"):
+        assert carol.http.get(route, params={"offset": 2**40}).status_code == 422, route
+        assert carol.http.get(route, params={"offset": 100_000}).status_code == 200, route
+
+
 def test_current_gets_or_creates_the_active_conversation(served: Served) -> None:
     carol = served.person()
     first = carol.http.get("/api/conversations/current").json()
