@@ -11,6 +11,8 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -423,3 +425,49 @@ def test_a_page_without_a_sign_in_says_so(browser: Browser, served: Served) -> N
     page = browser.new_page()
     page.goto(f"{served.url}/settings/memory")
     expect(page.locator("#error")).to_contain_text("Sign in first")
+
+
+@pytest.mark.parametrize("target", [
+    "javascript:document.body.dataset.ran='yes'",
+    "https://elsewhere.example/chat",
+    "//elsewhere.example/chat",
+    "/\\elsewhere.example/chat",
+])
+def test_a_sign_in_link_goes_only_to_a_page_of_this_site(browser: Browser, served: Served, target: str) -> None:
+    erin = served.person()
+    page = browser.new_page()
+    left: list[str] = []
+    page.on("request", lambda request: left.append(request.url) if not request.url.startswith(served.url) else None)
+    page.goto(f"{served.url}/signin#token={erin.token}&next={quote(target)}")
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    assert page.url.split("?")[0] == f"{served.url}/chat"
+    assert page.evaluate("document.body.dataset.ran") is None
+    assert left == []
+
+
+def test_a_sign_in_link_of_another_account_asks_before_switching(browser: Browser, served: Served) -> None:
+    frank, mallory = served.person(), served.person()
+    page = signed_in(browser, served, frank, "/chat")
+    asked: list[str] = []
+
+    def answer(dialog: Any, accept: bool) -> None:
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda dialog: answer(dialog, False))
+    page.goto(f"{served.url}/signin#token={mallory.token}&next=/chat")
+    expect(page.locator("body[data-page=chat][data-ready=yes]")).to_be_attached()
+    assert asked == ["This link signs you in as another account. Switch to it?"]
+    assert page.evaluate("sessionStorage.getItem('supamem.token')") == frank.token, "declined: still Frank"
+
+    page.once("dialog", lambda dialog: answer(dialog, True))
+    page.goto(f"{served.url}/signin#token={mallory.token}&next=/chat")
+    expect(page.locator("body[data-page=chat][data-ready=yes]")).to_be_attached()
+    assert page.evaluate("sessionStorage.getItem('supamem.token')") == mallory.token
+
+
+def test_pages_run_only_this_sites_scripts_and_are_framed_by_nobody(served: Served) -> None:
+    erin = served.person()
+    for path in ("/signin", "/chat", "/settings/memory"):
+        policy = erin.http.get(path).headers["content-security-policy"]
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy, path

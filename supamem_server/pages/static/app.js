@@ -94,13 +94,38 @@ function signin() {
   const fragment = new URLSearchParams(location.hash.slice(1));
   const given = fragment.get("token");
   const status = document.getElementById("signin-status");
+  history.replaceState(null, "", "/signin");
   if (!given) {
     status.textContent = "This link carries no access token.";
     return;
   }
+  // A link must not quietly sign the reader in as someone else, whose account would keep what
+  // they type next.
+  const held = token();
+  if (held && subject(held) !== subject(given)
+      && !confirm("This link signs you in as another account. Switch to it?")) {
+    location.assign("/chat");
+    return;
+  }
   sessionStorage.setItem(TOKEN_KEY, given);
-  history.replaceState(null, "", "/signin");
-  location.assign(fragment.get("next") || "/chat");
+  location.assign(samePath(fragment.get("next")));
+}
+
+// A path of this site, or /chat: `next` must neither take the reader elsewhere nor run a script
+// (a javascript: URL would run with the token at hand).
+function samePath(next) {
+  if (!next || !/^\/(?!\/)/.test(next)) return "/chat";
+  const url = new URL(next, location.origin);
+  return url.origin === location.origin ? url.pathname + url.search + url.hash : "/chat";
+}
+
+// The user id a token names, or null for one that is not a JWT.
+function subject(jwt) {
+  try {
+    return JSON.parse(atob(jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sub;
+  } catch {
+    return null;
+  }
 }
 
 // --- chat -----------------------------------------------------------------------------------
@@ -109,8 +134,7 @@ const chat = { session: null, profiles: [], overview: null, conversation: null, 
 
 // The signed-in user's id, from the access token's claims.
 function me() {
-  const payload = token().split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-  return JSON.parse(atob(payload)).sub;
+  return subject(token());
 }
 
 // The profile this chat's memory follows: the conversation's, or in together mode the one the
