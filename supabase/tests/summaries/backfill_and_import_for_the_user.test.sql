@@ -1,8 +1,9 @@
 -- Seed 004's backfill and re-import are the signed-in user's too: the owner backfills a month of
 -- their own profile and re-imports their own export; a stranger or another tenant's admin finds
 -- no such profile and cannot import for the owner; anon can do neither; the service role does both.
+-- A month still to come is refused (22023).
 begin;
-select plan(9);
+select plan(11);
 
 select tests.create_cast('summaries-backfill-import');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -15,6 +16,20 @@ select cmp_ok(
     memory.backfill_month(tests.recall('profile')::uuid, 2015, 3), '>=', 5,
     'the owner backfills a month of their own profile: its weeks and the month are queued'
 );
+select throws_ok(
+    format(
+        $$select memory.backfill_month(%L, %s, %s)$$, tests.recall('profile'),
+        extract(year from now() + interval '1 month'), extract(month from now() + interval '1 month')
+    ),
+    '22023', 'the month is still to come', 'a month still to come is refused'
+);
+select tests.clear_authentication();
+select is(
+    (select count(*)::integer from memory_private.jobs where user_id = tests.recall('owner')::uuid
+        and payload ->> 'month_start' > to_char(now(), 'YYYY-MM-01')),
+    0, 'and nothing is queued for it'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.remember('Lived in Oslo', 'fact');
 select tests.remember('export', memory.export_memories());
 select tests.clear_authentication();

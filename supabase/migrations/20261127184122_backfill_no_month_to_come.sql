@@ -1,0 +1,64 @@
+-- A backfill refuses a month still to come (22023): any year up to 9999 was taken, each call
+-- queueing about five jobs for nothing, kept with the finished jobs.
+
+set check_function_bodies = off;
+
+create or replace function memory_private.backfill_month(
+    p_profile_id uuid, p_year integer, p_month integer, p_regenerate boolean
+)
+returns integer
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_profile memory.profiles;
+    v_month_start date;
+    v_week date;
+    v_count integer := 0;
+begin
+    if p_year is null or p_month is null or p_month not between 1 and 12 or p_year not between 1970 and 9999 then
+        raise exception using errcode = '22023', message = 'year and month out of range';
+    end if;
+    select p.* into v_profile from memory.profiles as p where p.id = p_profile_id;
+    -- A signed-in user backfills only their own profiles (another's is not found); otherwise the
+    -- caller must be the service role (memory_scope raises 42501).
+    if not found or v_profile.user_id is distinct from coalesce(memory_private.memory_scope(), v_profile.user_id) then
+        raise exception using errcode = 'P0002', message = 'profile not found';
+    end if;
+    v_month_start := make_date(p_year, p_month, 1);
+    -- Not a month to come: its summaries could only be of nothing, and each call queued about five
+    -- jobs for it, kept with the finished jobs.
+    if v_month_start > date_trunc('month', now() at time zone v_profile.timezone)::date then
+        raise exception using errcode = '22023', message = 'the month is still to come';
+    end if;
+    -- Weeks whose Thursday falls in the month.
+    for v_week in
+        select d::date from generate_series(
+            date_trunc('week', v_month_start)::date, (v_month_start + interval '1 month')::date, interval '7 days'
+        ) as d
+        where date_trunc('month', d::date + 3) = v_month_start
+    loop
+        if (p_regenerate or not exists (
+            select 1 from memory.weekly_summaries as w where w.profile_id = p_profile_id and w.week_start_date = v_week
+        )) and memory_private.enqueue(
+            'summarize_week', jsonb_build_object('profile_id', p_profile_id, 'week_start', v_week),
+            format('week:%s:%s', p_profile_id, v_week), v_profile.user_id, null, true
+        ) is not null then
+            v_count := v_count + 1;
+        end if;
+    end loop;
+    if memory_private.enqueue(
+        'summarize_month', jsonb_build_object('profile_id', p_profile_id, 'month_start', v_month_start),
+        format('month:%s:%s', p_profile_id, to_char(v_month_start, 'YYYY-MM')), v_profile.user_id, null, true
+    ) is not null then
+        v_count := v_count + 1;
+    end if;
+    return v_count;
+end
+$function$;
+
+
+revoke all on function memory_private.backfill_month(uuid, integer, integer, boolean)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.backfill_month(uuid, integer, integer, boolean) to authenticated, service_role;
