@@ -72,6 +72,13 @@ def test_a_job_is_queued_again_through_its_key(finished_jobs) -> None:
 def test_a_claim_reads_the_users_it_serves(admin_url: str) -> None:
     with psycopg.connect(admin_url, row_factory=dict_row) as conn:
         try:
+            # The statistics saw a few users waiting (a queue fills between two analyzes).
+            conn.execute(
+                "with u as (insert into memory.users (external_id) select 'claim-few-' || i"
+                " from generate_series(1, 5) as i returning id)"
+                " insert into memory_private.jobs (kind, payload, user_id, max_attempts, run_after)"
+                " select 'title', '{}', u.id, 5, now() + interval '1 day' from u")
+            conn.execute("analyze memory_private.job_waiters")
             # WAITING users with a job of the claimed kind, queued a second apart, and as many with
             # a job of another kind.
             conn.execute(
