@@ -5,7 +5,7 @@ operation, never content; see migration 20261124050800). One LISTEN connection p
 opened on the first subscription, fans the announcements out to the open streams of the user
 they concern; a page then reads the memory itself through row-level security
 (`GET /api/memories/{id}`). A lost connection is reopened; announcements made while it was down
-are not replayed (the page re-reads its list when the stream reconnects).
+are not replayed (the settings page reads its list again each time its stream opens).
 """
 
 from __future__ import annotations

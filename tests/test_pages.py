@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from client_helpers import ROOT
 from llm_server import Scripted, ScriptedLLMServer, llm_server, sse_chunks  # noqa: F401 (fixture)
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 from server_helpers import Person, Served, serve
 
 from jobs.llm import LLMClient, LLMSettings
@@ -345,6 +345,7 @@ def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(brow
     page.click("#memory-list li:has-text('Runs at dawn') button.edit")
     page.fill("#memory-list .edit-content", "Runs at dawn, five days a week")
     # Another device adds a memory meanwhile: the list is redrawn live, the edit stays open as typed.
+    expect(page.locator("body[data-live=yes]")).to_be_attached()
     gina.http.post("/api/memories", json={"content": "Swims on Sundays", "type": "pattern", "category": "sport"})
     expect(page.locator("#memory-list li")).to_have_count(2)
     expect(page.locator("#memory-list .edit-content")).to_have_value("Runs at dawn, five days a week")
@@ -357,6 +358,32 @@ def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(brow
     live = gina.http.get("/api/memories", params={"category": "sport"}).json()
     assert sorted(m["content"] for m in live) == ["Runs at dawn, five days a week", "Swims on Sundays"], \
         "the edit is the live version"
+
+
+def test_a_memory_added_before_the_live_stream_opens_is_listed_once_it_opens(browser: Browser, served: Served) -> None:
+    """Announcements are not replayed: the settings list reads itself again when its stream opens,
+    so a memory another device added while none was open (the page loading, a stream reconnecting)
+    is listed."""
+    ines = served.person()
+    with_main_profile(ines)
+    ines.http.post("/api/memories", json={"content": "Plays the cello", "type": "fact"})
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    opened: list[str] = []
+
+    def meanwhile(route: Route) -> None:
+        if not opened:
+            ines.http.post("/api/memories", json={"content": "Sings in a choir", "type": "fact"})
+        opened.append(route.request.url)
+        route.continue_()
+
+    context.route("**/api/events", meanwhile)
+    page = context.new_page()
+    page.goto(f"{served.url}/signin#token={ines.token}&next=/settings/memory")
+    expect(page.locator("body[data-live=yes]")).to_be_attached()
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    expect(page.locator("#memory-list")).to_contain_text("Sings in a choir")
+    expect(page.locator("#count-live")).to_have_text("2")
+    assert len(opened) == 1
 
 
 def test_extract_memories_queues_the_turns_said_while_remember_was_off(browser: Browser, served: Served) -> None:

@@ -75,12 +75,15 @@ async function readEvents(response, onEvent) {
   }
 }
 
-// Server-sent events from GET /api/events, read with fetch so the token stays in a header.
-async function followMemories(onEvent) {
+// Server-sent events from GET /api/events, read with fetch so the token stays in a header. Each
+// time the stream opens, onOpen re-reads what may have changed while none was open (announcements
+// are not replayed).
+async function followMemories(onEvent, onOpen) {
   for (;;) {
     try {
       const response = await fetch("/api/events", { headers: { Authorization: `Bearer ${token()}` } });
       if (!response.ok) return;
+      if (onOpen) await onOpen();
       document.body.dataset.live = "yes";
       await readEvents(response, (name, data) => { if (name === "memory") onEvent(data); });
     } catch (_) { /* the stream broke: open it again */ }
@@ -358,10 +361,19 @@ async function chatPage() {
 
 // --- memory settings ------------------------------------------------------------------------
 
-const settings = { conversations: new Map() };
+const settings = { conversations: new Map(), asked: {} };
+
+// Redraws overlap (a filter, a change elsewhere, the stream reopening): only the answer to the
+// latest request of a kind is drawn, never an earlier one arriving after it.
+async function latest(kind, path) {
+  const asked = (settings.asked[kind] = (settings.asked[kind] || 0) + 1);
+  const answer = await api("GET", path);
+  return asked === settings.asked[kind] ? answer : null;
+}
 
 async function loadOverview() {
-  const o = await api("GET", "/api/memories/overview");
+  const o = await latest("overview", "/api/memories/overview");
+  if (!o) return;
   for (const key of ["live", "pinned", "archived", "deleted"]) document.getElementById(`count-${key}`).textContent = o[key];
   document.getElementById("count-by-type").textContent =
     Object.entries(o.by_type).map(([type, n]) => `${type}: ${n}`).join(" · ") || "No live memories yet.";
@@ -414,7 +426,8 @@ async function loadMemories() {
   if (category) params.set("category", category);
   if (profile) params.set("profile_id", profile);
   if (search) params.set("search", search);
-  const memories = await api("GET", `/api/memories?${params}`);
+  const memories = await latest("memories", `/api/memories?${params}`);
+  if (!memories) return;
   const list = document.getElementById("memory-list");
   // A redraw (a change elsewhere, a pin) keeps a memory being edited open with what was typed.
   const editing = list.querySelector(".edit-form");
@@ -521,7 +534,7 @@ async function settingsPage() {
     await api("POST", "/api/memories/clear"); await refresh();
   });
   await Promise.all([refresh(), loadSummaries()]);
-  followMemories(() => refresh());
+  followMemories(() => refresh(), refresh);
   document.body.dataset.ready = "yes";
 }
 
