@@ -77,18 +77,20 @@ begin
         select l.message_id as id, l.score
         from memory_private.lexical_messages(v_user, p_query, p_conversation_id, v_depth) as l
     ),
-    -- The memories the words find lead to the turns they were drawn from, one probe each (the
-    -- lateral's limit keeps it so: joined as a set, a small memories table was scanned whole for
-    -- every search).
+    -- The memories the words find lead to the turns they were drawn from, one primary-key probe
+    -- each: the lateral names the id alone and its limit keeps the other conditions outside it
+    -- (joined as a set, a small memories table was scanned whole for every search; with the
+    -- conditions inside, statistics taken on a few memories read them by source message).
     by_memory as (
         select mm.source_message_id as id, max(l.score) as score
         from memory_private.lexical_memories(v_user, p_query, v_depth) as l
         cross join lateral (
-            select x.source_message_id from memory.memories as x
-            where x.id = l.memory_id and x.source_message_id is not null
-                and (p_conversation_id is null or x.source_conversation_id = p_conversation_id)
+            select x.source_message_id, x.source_conversation_id from memory.memories as x
+            where x.id = l.memory_id
             limit 1
         ) as mm
+        where mm.source_message_id is not null
+            and (p_conversation_id is null or mm.source_conversation_id = p_conversation_id)
         group by mm.source_message_id
     ),
     lexical as (
