@@ -3,35 +3,27 @@
 `register(subparsers)` adds the three subcommands to the `supamem` command line
 (supamem/cli.py).
 
-CSV is seed 004's flattened export: one row per memory, the header is the column names of
-memory.memories, json values and arrays are JSON text, booleans are true/false, a null is an
-empty cell. It carries memories only: importing it recreates each profile it names as
-"Imported profile" (the first one primary, unless the user already has a primary profile).
+CSV is seed 004's flattened export (supamem/memory_csv.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
-import io
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from .cli_common import DATABASE_ENVIRONMENT, EXIT_OK, EXIT_USAGE, add_database_url, fail_with
 from .db import Database, database_url
 from .errors import SupamemError
 from .identity import TenantKey
-from .memories import MEMORY_COLUMNS, Memory, MemoryService
-
-EXPORT_FORMAT = "supamem.memories"
-EXPORT_VERSION = 1
-IMPORTED_PROFILE_NAME = "Imported profile"
+from .memories import MemoryService
+from .memory_csv import IMPORTED_PROFILE_NAME, read_csv, write_csv
 
 _USER_HELP = (
     "the user: a Supabase Auth user id, the app's own id for them (e.g. user123) together with"
@@ -41,67 +33,6 @@ _TENANT_HELP = (
     "the tenant the user id belongs to: an integer (seed 003's tenant ids), a tenant name or a"
     " tenant UUID; leave out for the app's own users"
 )
-
-
-# -- CSV --------------------------------------------------------------------------------------
-
-
-def csv_columns(memories: Iterable[dict[str, Any]]) -> list[str]:
-    """memory.memories' columns in table order, then any column a newer export adds."""
-    extra: list[str] = []
-    for memory in memories:
-        extra.extend(k for k in memory if k not in MEMORY_COLUMNS and k not in extra and k != "search")
-    return [*MEMORY_COLUMNS, *sorted(extra)]
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return str(value)
-
-
-def write_csv(export: dict[str, Any], out: TextIO) -> int:
-    """Write the export's memories as CSV; returns the number of rows."""
-    memories = export.get("memories") or []
-    columns = csv_columns(memories)
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    for memory in memories:
-        writer.writerow([_cell(memory.get(c)) for c in columns])
-    return len(memories)
-
-
-def read_csv(text: str) -> dict[str, Any]:
-    """A CSV export back as an export document (profiles recreated, see the module docs)."""
-    memories = []
-    profiles: dict[str, dict[str, Any]] = {}
-    for row in csv.DictReader(io.StringIO(text)):
-        record: dict[str, Any] = {k: (v if v != "" else None) for k, v in row.items() if k}
-        if record.get("context") is not None:
-            record["context"] = json.loads(record["context"])
-        # Typed through the model (UUIDs, timestamps, numbers, booleans), then back to JSON.
-        memory = Memory.model_validate(record).model_dump(mode="json", exclude={"outcome"})
-        memories.append(memory)
-        profile = memory["profile_id"]
-        if profile not in profiles:
-            profiles[profile] = {
-                "id": profile,
-                "name": IMPORTED_PROFILE_NAME,
-                "is_primary": not profiles,  # one primary at most (memory.import_memories keeps one)
-                "timezone": "UTC",
-                "attributes": {},
-                "created_at": memory["created_at"],
-            }
-    return {
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "profiles": list(profiles.values()),
-        "memories": memories,
-    }
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -143,7 +74,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _read_export(path: str, fmt: str) -> dict[str, Any]:
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    # Undecoded line ends: a CSV field keeps the \r\n it holds.
+    text = (sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()).decode("utf-8")
     if fmt == "auto":
         fmt = "json" if text.lstrip().startswith("{") else "csv"
     if fmt == "csv":

@@ -4,7 +4,6 @@ RLS-bound read."""
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from datetime import UTC, datetime, timedelta
@@ -14,6 +13,8 @@ from uuid import UUID
 
 from fastapi import APIRouter, Body, Query, Response
 from psycopg.types.json import Jsonb
+
+from supamem.memory_csv import write_csv
 
 from .deps import Tx, visible
 from .embedding import Search, search_parameter
@@ -139,13 +140,8 @@ def export_memories(tx: Tx, format: Literal["json", "csv"] = "json") -> Response
     if format == "json":
         return Response(json.dumps(export, default=str, indent=2), media_type="application/json",
                         headers={"Content-Disposition": 'attachment; filename="memories.json"'})
-    memories = export.get("memories") or []
     out = io.StringIO()
-    columns = sorted({key for memory in memories for key in memory})
-    writer = csv.DictWriter(out, fieldnames=columns)
-    writer.writeheader()
-    for memory in memories:
-        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in memory.items()})
+    write_csv(export, out)
     return Response(out.getvalue(), media_type="text/csv",
                     headers={"Content-Disposition": 'attachment; filename="memories.csv"'})
 

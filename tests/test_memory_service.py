@@ -4,7 +4,6 @@ export -> erase -> import, and the `supamem export | import | erase` command lin
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -561,7 +560,8 @@ def build_history(service: MemoryService, user: SimpleNamespace, client_db, post
     service.update_memory(old.id, user.key, {"content": "Lives in Christchurch"}, tenant_id=user.tenant)
     gone = remember(service, user, "Smokes", "pattern")
     service.delete_memory(gone.id, user.key, tenant_id=user.tenant)
-    archived = remember(service, user, "Played rugby at school", "fact")
+    # A text a spreadsheet would take for a formula, over two lines (CSV keeps both as written).
+    archived = remember(service, user, '=Played rugby\r\nat school, "the Lions"', "fact")
     postgres_conn.execute("update memory.memories set archived = true where id = %s", [archived.id])
     used = remember(service, user, "Wants to visit Japan", "goal", expires_at=datetime.now(UTC) + timedelta(days=400))
     service.get_context_memories(user.key, record=True, tenant_id=user.tenant)  # references the live ones
@@ -680,21 +680,23 @@ def test_cli_csv_round_trip(service, new_user, client_db, postgres_conn, databas
     user = new_user()
     build_history(service, user, client_db, postgres_conn)
     before = stored(postgres_conn, user.id)
-    done = run_cli(database_url, "export", "--user", user.key, "--format", "csv")
+    archive = tmp_path / "memories.csv"
+    done = run_cli(database_url, "export", "--user", user.key, "--format", "csv", "-o", str(archive))
     assert done.returncode == 0, done.stderr
-    reader = csv.DictReader(io.StringIO(done.stdout))
-    assert reader.fieldnames == list(MEMORY_COLUMNS)
-    rows = list(reader)
-    assert {(r["id"], r["content"]) for r in rows} == {(str(r["id"]), r["content"]) for r in before}
+    with archive.open(encoding="utf-8", newline="") as written:
+        reader = csv.DictReader(written)
+        assert reader.fieldnames == list(MEMORY_COLUMNS)
+        rows = list(reader)
     by_id = {r["id"]: r for r in rows}
+    # The formula is written behind an apostrophe; every other text as it is.
+    assert {i: r["content"] for i, r in by_id.items()} == {
+        str(r["id"]): "'" * r["content"].startswith("=") + r["content"] for r in before}
     sung = next(r for r in before if r["content"] == "Sings in a choir")
     assert json.loads(by_id[str(sung["id"])]["context"]) == {"transits": ["moon"], "n": 1}  # json as JSON text
     assert by_id[str(sung["id"])]["pinned"] == "false" and by_id[str(sung["id"])]["category"] == "music"
     superseded = next(r for r in before if r["superseded_by"] is not None)
     assert by_id[str(superseded["id"])]["superseded_by"] == str(superseded["superseded_by"])
 
-    archive = tmp_path / "memories.csv"
-    archive.write_text(done.stdout)
     assert run_cli(database_url, "erase", "--user", user.key, "--yes").returncode == 0
     imported = run_cli(database_url, "import", "--user", user.key, str(archive))
     assert imported.returncode == 0, imported.stderr

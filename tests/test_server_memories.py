@@ -7,6 +7,8 @@ import io
 
 from server_helpers import Person, Served
 
+from supamem.memories import MEMORY_COLUMNS
+
 
 def _main_profile(person: Person) -> str:
     made = person.http.post("/api/profiles", json={"name": "Me", "primary": True})
@@ -69,6 +71,19 @@ def test_controls_overview_clear_all_and_export(served: Served) -> None:
     assert bob.http.post("/api/memories/clear").json() == {"cleared": 3}
     assert bob.http.get("/api/memories").json() == []
     assert bob.http.get("/api/memories/overview").json()["deleted"] == 3
+
+
+def test_the_csv_export_is_the_clis_and_quotes_a_formula(served: Served) -> None:
+    """The download is `supamem export --format csv`'s document (memory.memories' columns in table
+    order), and a text a spreadsheet would run is written behind an apostrophe."""
+    carla = served.person()
+    carla.http.post("/api/memories", json={"content": "=HYPERLINK(\"http://example.com\")", "type": "fact"})
+    carla.http.post("/api/memories", json={"content": "Keeps bees", "type": "fact", "category": "-hobby"})
+    reader = csv.DictReader(io.StringIO(carla.http.get("/api/memories/export", params={"format": "csv"}).text,
+                                        newline=""))
+    assert reader.fieldnames == list(MEMORY_COLUMNS)
+    assert sorted((r["content"], r["category"]) for r in reader) == [
+        ("'=HYPERLINK(\"http://example.com\")", ""), ("Keeps bees", "'-hobby")]
 
 
 def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None:
