@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 import psycopg
+from client_helpers import wait_for
 from server_helpers import Person, Served
+
+from supamem_server.events import STREAMS_PER_USER
 
 
 class Stream:
@@ -17,6 +20,8 @@ class Stream:
     def __init__(self, person: Person) -> None:
         self._context = person.http.stream("GET", "/api/events")
         response = self._context.__enter__()
+        if response.status_code != 200:
+            self.close()
         assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
         self._lines = response.iter_lines()
         assert next(self._lines) == ": listening"
@@ -35,6 +40,13 @@ class Stream:
 
     def close(self) -> None:
         self._context.__exit__(None, None, None)
+
+
+def opened(person: Person) -> Stream | None:
+    try:
+        return Stream(person)
+    except AssertionError:
+        return None
 
 
 def _remember(served: Served, user: object, content: str) -> str:
@@ -77,3 +89,17 @@ def test_a_rolled_back_write_announces_nothing(served: Served, database_url: str
 def test_events_need_a_signed_in_user(served: Served) -> None:
     with served.anonymous() as client:
         assert client.get("/api/events").status_code == 401
+
+
+def test_a_user_holds_a_bounded_number_of_streams_and_a_closed_one_frees_its_place(served: Served) -> None:
+    owner, other = served.person(), served.person()
+    streams = [Stream(owner) for _ in range(STREAMS_PER_USER)]
+    refused = owner.http.get("/api/events")
+    assert refused.status_code == 429
+    assert refused.json()["detail"] == f"at most {STREAMS_PER_USER} event streams are open at once; close one first"
+    theirs = Stream(other)  # the bound is each user's own
+    streams.pop().close()
+    # The server lets the place go once it sees the stream closed.
+    streams.append(wait_for(lambda: opened(owner), what="the closed stream's place"))
+    for stream in [*streams, theirs]:
+        stream.close()
