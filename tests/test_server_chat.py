@@ -359,6 +359,24 @@ def test_the_prompt_shows_the_window_of_turns_the_server_is_set_to(
         assert "Question 0?" not in system, "only the last two turns are shown"
 
 
+def test_a_pasted_document_reaches_later_prompts_as_its_beginning(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A long turn of the window is cut at llm_text_chars (20,000) with a line saying what was left
+    out: whole, it went into every later answer's prompt, past a small model's context each time."""
+    document = "Chapter one. " + "x" * 29_987
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        lena = served.person()
+        llm_server.enqueue(chat_completion("A fine chapter."), chat_completion("It opens with chapter one."))
+        first = lena.http.post("/chat", json={"message": document})
+        assert first.status_code == 200, first.text
+        assert llm_server.requests[-1].json["messages"][1]["content"] == document, "the question itself goes whole"
+        lena.http.post("/chat", json={"message": "How does it open?", "conversation_id": first.json()["conversation_id"]})
+        system = llm_server.requests[-1].json["messages"][0]["content"]
+        assert f"User: {document[:20_000]}\n[… 10000 more characters not shown]\nAI: A fine chapter." in system
+        assert document[:20_001] not in system
+
+
 def test_a_streamed_answer_that_cannot_be_stored_ends_with_an_error_event(
     database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
 ) -> None:

@@ -32,6 +32,8 @@ declare
     v_profile memory.profiles;
     v_message memory.messages;
     v_retry_at timestamptz;
+    -- The longest text a prompt carries whole (memory_private.prompt_text).
+    v_chars integer;
 begin
     if v_job.kind = 'extract' then
         v_retry_at := memory_private.extraction_slot(v_job.user_id, v_job.id);
@@ -53,6 +55,7 @@ begin
     end if;
     case v_job.kind
         when 'extract' then
+            v_chars := memory_private.number_setting('llm_text_chars', 1);
             select m.* into v_message from memory.messages as m where m.id = (v_payload ->> 'source_message_id')::bigint;
             select p.* into v_profile from memory.profiles as p
             where p.id = memory_private.memory_profile(v_job.user_id, v_message.id, null);
@@ -61,9 +64,9 @@ begin
                 'user_id', v_job.user_id,
                 'source_message_id', v_message.id,
                 'mode', (select c.mode from memory.conversations as c where c.id = v_message.conversation_id),
-                'user_message', memory_private.prompt_text(v_message.content),
+                'user_message', memory_private.prompt_text(v_message.content, v_chars),
                 'assistant_message', (
-                    select memory_private.prompt_text(a.content) from memory.messages as a
+                    select memory_private.prompt_text(a.content, v_chars) from memory.messages as a
                     where a.conversation_id = v_message.conversation_id and a.turn_number = v_message.turn_number
                         and a.role = 'assistant'
                 ),
@@ -85,14 +88,15 @@ begin
                 ), '[]')
             );
         when 'summarize_conversation', 'title' then
+            v_chars := memory_private.number_setting('llm_text_chars', 1);
             return jsonb_build_object(
                 'kind', v_job.kind,
                 'conversation_id', v_payload ->> 'conversation_id',
                 'turns', coalesce((
                     select jsonb_agg(jsonb_build_object(
                         'turn_number', t.turn_number,
-                        'user', memory_private.prompt_text(t.user_content),
-                        'assistant', memory_private.prompt_text(t.assistant_content)
+                        'user', memory_private.prompt_text(t.user_content, v_chars),
+                        'assistant', memory_private.prompt_text(t.assistant_content, v_chars)
                     ) order by t.turn_number)
                     from memory.turns as t
                     where t.conversation_id = (v_payload ->> 'conversation_id')::uuid

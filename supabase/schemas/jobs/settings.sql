@@ -10,7 +10,7 @@ insert into memory_private.settings (key, value, description) values
 ('job_retention', '"14 days"', 'Finished jobs are kept this long for the stats view.'),
 (
     'llm_text_chars', '20000',
-    'Characters of one message a job''s prompt carries at most (the beginning; about 5,000 tokens of English).'
+    'Characters of a message a prompt (a job''s, a chat''s window) carries at most: its beginning, about 5,000 tokens.'
 ),
 (
     'job_kinds', '["extract", "summarize_conversation", "title", "summarize_week", "summarize_month", "compare_year"]',

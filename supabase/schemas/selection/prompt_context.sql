@@ -29,6 +29,7 @@ declare
     -- Whose memory the prompt holds: the owner's, or a participant's own.
     v_user uuid;
     v_profile uuid;
+    v_chars integer;
 begin
     select c.* into v_conversation from memory.conversations as c where c.id = p_conversation_id;
     if found then
@@ -51,9 +52,16 @@ begin
             v_user, v_profile, p_query, p_memory_limit, p_token_budget, p_query_embedding => p_query_embedding
         ) as s;
     end if;
+    -- A long text of the window reaches the prompt as its beginning (memory_private.prompt_text).
+    v_chars := memory_private.number_setting('llm_text_chars', 1);
     v_history := coalesce(
         (select json_agg(h order by h.turn_number)
-        from memory_private.turn_history(p_conversation_id, p_max_turns) as h),
+        from (
+            select t.conversation_id, t.user_id, t.tenant_id, t.turn_number, t.user_message_id,
+                t.assistant_message_id, memory_private.prompt_text(t.user_content, v_chars) as user_content,
+                memory_private.prompt_text(t.assistant_content, v_chars) as assistant_content, t.metadata, t.created_at
+            from memory_private.turn_history(p_conversation_id, p_max_turns) as t
+        ) as h),
         '[]'
     );
     return json_build_object(

@@ -1,9 +1,10 @@
--- A job's prompt carries the beginning of a long message, llm_text_chars at most, and says how much
--- it left out; a shorter message goes whole. Both texts of an extraction and every turn of a summary
--- or a title are cut so. A setting below one character, or not a number, is refused (22023). The
--- helper is the service role's, not a signed-in user's.
+-- A prompt carries the beginning of a long message, llm_text_chars at most, and says how much it
+-- left out; a shorter message goes whole. Both texts of an extraction, every turn of a summary or a
+-- title and every turn of a chat's window (and so the turn the user points at) are cut so. A
+-- setting below one character, or not a number, is refused (22023). The helper is a pure function
+-- of its arguments: a signed-in user's prompt_context runs it, anon cannot.
 begin;
-select plan(11);
+select plan(13);
 
 update memory_private.settings set value = '1' where key = 'summary_interval';
 update memory_private.settings set value = '40' where key = 'llm_text_chars';
@@ -50,8 +51,8 @@ select is(
     (select content from memory.messages where id = tests.recall('q')::bigint),
     'My diary: ' || repeat('a long day, ', 10), 'the message itself is whole'
 );
-select is(memory_private.prompt_text(repeat('x', 40)), repeat('x', 40), 'a text of exactly llm_text_chars goes whole');
-select is(memory_private.prompt_text(null), null, 'no text stays no text');
+select is(memory_private.prompt_text(repeat('x', 40), 40), repeat('x', 40), 'a text of exactly the limit goes whole');
+select is(memory_private.prompt_text(null, 40), null, 'no text stays no text');
 
 update memory_private.settings set value = '0' where key = 'llm_text_chars';
 select throws_ok(
@@ -64,10 +65,30 @@ select throws_ok(
     '22023', 'setting llm_text_chars must be a number of at least 1', 'a setting that is not a number is refused'
 );
 
+update memory_private.settings set value = '40' where key = 'llm_text_chars';
 select tests.authenticate_as(tests.recall('owner')::uuid);
-select throws_ok($$select memory_private.prompt_text('x')$$, '42501', null, 'a signed-in user cannot call the helper');
+select tests.remember('context', memory.prompt_context(tests.recall('conv')::uuid, 'about the previous message'));
+select is(
+    array[tests.recall('context')::jsonb #>> '{history,0,user_content}',
+        tests.recall('context')::jsonb #>> '{history,0,assistant_content}'],
+    array[left('My diary: ' || repeat('a long day, ', 10), 40) || e'\n[… 90 more characters not shown]',
+        'Thank you for sharing your diary.'],
+    'a chat''s window carries the beginning of a long turn'
+);
+select is(
+    tests.recall('context')::jsonb #>> '{referenced_turn,user_content}',
+    left('My diary: ' || repeat('a long day, ', 10), 40) || e'\n[… 90 more characters not shown]',
+    'and so does the turn the user points at'
+);
+select tests.clear_authentication();
+update memory_private.settings set value = '0' where key = 'llm_text_chars';
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select throws_ok(
+    format($$select memory.prompt_context(%L)$$, tests.recall('conv')),
+    '22023', 'setting llm_text_chars must be a number of at least 1', 'a chat''s prompt refuses the setting too'
+);
 select tests.authenticate_as_anon();
-select throws_ok($$select memory_private.prompt_text('x')$$, '42501', null, 'nor can anon');
+select throws_ok($$select memory_private.prompt_text('x', 1)$$, '42501', null, 'anon cannot call the helper');
 select tests.clear_authentication();
 
 select * from finish();

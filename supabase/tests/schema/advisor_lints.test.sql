@@ -28,6 +28,11 @@ insert into allowed values
     || '(a SET clause would stop the inlining); not security definer, parsed under the caller''s empty search_path'
 ),
 (
+    'function_search_path_mutable', 'memory_private.prompt_text(text,integer)',
+    'an immutable SQL function inlined into prompt_context and job_input once per text of a prompt (a SET '
+    || 'clause would stop the inlining); not security definer, its standard SQL body bound when it was created'
+),
+(
     'function_search_path_mutable', 'memory_private.message_before(uuid,integer,text)',
     'a SQL function inlined into unembedded once per message (a SET clause would stop the inlining); not security '
     || 'definer, parsed under the caller''s empty search_path'

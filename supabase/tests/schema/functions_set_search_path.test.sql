@@ -2,13 +2,14 @@
 -- an unqualified name to an object of their own (advisor lint 0011, function_search_path_mutable).
 -- Security definer functions pin it to '' and qualify every name.
 --
--- Five exemptions: memory_private.memory_score, seed 004's score formula, memory_private.bm25,
--- one term's BM25 weight, and memory_private.nearness, a neighbour's place among its list, go
--- without a SET clause so that Postgres can inline them into the queries that rank memories and
--- messages (a function with a SET clause is never inlined;
--- 20261123000500 and 20261125020000 say why that matters). They are safe: plain arithmetic on
--- their arguments that names no table or function of its own, invoker's rights, immutable, and
--- inlined into callers that pin search_path themselves. memory_private.message_before and
+-- Six exemptions: memory_private.memory_score, seed 004's score formula, memory_private.bm25,
+-- one term's BM25 weight, memory_private.nearness, a neighbour's place among its list, and
+-- memory_private.prompt_text, a long text's beginning, go without a SET clause so that Postgres can
+-- inline them into the queries that rank memories and messages or build prompts (a function with a
+-- SET clause is never inlined; 20261123000500 and 20261125020000 say why that matters). They are
+-- safe: plain arithmetic or pg_catalog's text functions on their arguments, naming no table or
+-- function of their own, invoker's rights, immutable, and inlined into callers that pin
+-- search_path themselves. memory_private.message_before and
 -- message_after, a conversation's neighbouring messages, are inlined into the embedding triggers
 -- and unembedded once per row for the same reason: one schema-qualified select, invoker's rights,
 -- stable, executable by the service role alone. The checks below hold them to those shapes.
@@ -25,12 +26,13 @@ select is(
             and p.oid <> 'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure
             and p.oid <> 'memory_private.bm25(float8, float8, float8, float8, float8)'::regprocedure
             and p.oid <> 'memory_private.nearness(float8, float8, float8)'::regprocedure
+            and p.oid <> 'memory_private.prompt_text(text, integer)'::regprocedure
             and p.oid <> 'memory_private.message_before(uuid, integer, text)'::regprocedure
             and p.oid <> 'memory_private.message_after(uuid, integer, text, integer, text)'::regprocedure
         order by 1
     ),
     array[]::text[],
-    'every function in memory and memory_private sets search_path (the five exemptions aside, below)'
+    'every function in memory and memory_private sets search_path (the six exemptions aside, below)'
 );
 
 select results_eq(
@@ -39,12 +41,13 @@ select results_eq(
     where p.oid in (
         'memory_private.memory_score(numeric, numeric, timestamptz, timestamptz, integer, timestamptz)'::regprocedure,
         'memory_private.bm25(float8, float8, float8, float8, float8)'::regprocedure,
-        'memory_private.nearness(float8, float8, float8)'::regprocedure
+        'memory_private.nearness(float8, float8, float8)'::regprocedure,
+        'memory_private.prompt_text(text, integer)'::regprocedure
     )
     order by 1$$,
     $$values ('bm25'::name, 'sql'::name, false, 'i'::"char", true), ('memory_score', 'sql', false, 'i', true),
-        ('nearness', 'sql', false, 'i', true)$$,
-    'the three formulas: SQL, invoker''s rights, immutable, no SET clause'
+        ('nearness', 'sql', false, 'i', true), ('prompt_text', 'sql', false, 'i', true)$$,
+    'the four formulas: SQL, invoker''s rights, immutable, no SET clause'
 );
 
 select results_eq(
