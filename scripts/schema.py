@@ -138,9 +138,11 @@ def throwaway_cluster(port: int) -> Iterator[tuple[str, str]]:
         _db_sh(port, "stop")
 
 
-def _migrate(url: str, admin_url: str) -> None:
+def migrate(url: str, admin_url: str, migrations_dir: Path = MIGRATIONS_DIR) -> None:
+    """scripts/migrate.py: the migrations of `migrations_dir` not applied yet, as `supabase db push`."""
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "migrate.py"), "--database-url", url, "--admin-url", admin_url],
+        [sys.executable, str(REPO_ROOT / "scripts" / "migrate.py"), "--database-url", url, "--admin-url", admin_url,
+         "--migrations-dir", str(migrations_dir)],
         capture_output=True, text=True, check=False,
     )
     if result.returncode != 0:
@@ -150,7 +152,7 @@ def _migrate(url: str, admin_url: str) -> None:
 @contextmanager
 def both_databases() -> Iterator[tuple[tuple[str, str], tuple[str, str]]]:
     with throwaway_cluster(MIGRATIONS_PORT) as migrated, throwaway_cluster(SCHEMA_PORT) as declared:
-        _migrate(*migrated)
+        migrate(*migrated)
         apply_schema(declared[0])
         yield migrated, declared
 
