@@ -14,9 +14,12 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   Retry-After), which dead-letters the job after max_attempts;
 - a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
-  logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; a rate limit
-  met later (54000) hands the job back with `memory.defer_job`, never spending an attempt;
-- a lost lease (SQLSTATE 55000) means another worker owns the job now: log it, drop the result;
+  logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
+  met later (54000, "rate limit: ...") hands the job back with `memory.defer_job`, never spending
+  an attempt;
+- a lost lease (the lease check's 55000) means another worker owns the job now: log it, drop the
+  result; any other refusal of the output (another 55000, such as a memory superseded while the
+  model answered, or another 54000, such as a cap every pinned memory fills) fails the job;
 - on stop, no new claims; running jobs get `grace` seconds to finish, then whatever is left is
   handed back with `memory.release_job` (the attempt does not count) and `run()` returns.
 
@@ -52,6 +55,10 @@ from .transport import Transport
 log = logging.getLogger("supamem.jobs")
 
 #: What can happen to a claimed job, in the order the summary prints them.
+#: How memory_private.hold_lease refuses a job it no longer leases to the worker (55000).
+LEASE_LOST = "job {id} is not leased to "
+#: How the extraction rate limit refuses (54000); other 54000s are the output's fault.
+RATE_LIMIT_PREFIX = "rate limit:"
 OUTCOMES = ("done", "skipped", "deferred", "failed", "dead", "lost", "released", "error")
 
 
@@ -463,14 +470,6 @@ class Worker:
                 job, transport=self.transport, llm=self.llm, worker=self.name, defer_delay=self.defer_delay,
                 embedder=self.embedder,
             )
-        except StateError as exc:
-            level = logging.INFO if running.abandoned else logging.WARNING
-            log.log(
-                level,
-                "lease lost: another worker owns the job now; result dropped",
-                extra={**extra, "event": "lease_lost", "duration_ms": _ms(running.started), "error": str(exc)},
-            )
-            return "lost", None
         except ConfigurationError as exc:
             log.error(
                 f"configuration error, stopping: {exc}",
@@ -494,12 +493,22 @@ class Worker:
             return "error", None
         except JobFailed as exc:
             return self._fail(running, str(exc), exc.retry_after), None
-        except RateLimitedError as exc:
-            # A limit of the database's (54000) is not the job's fault: try again in a minute,
-            # without spending an attempt.
-            return self._defer(running, f"RateLimitedError [{exc.sqlstate}]: {exc}", 60.0), None
         except SupamemError as exc:
-            # The database refused the output (a validation error from a finish_* RPC).
+            if _lease_lost(exc, job):
+                level = logging.INFO if running.abandoned else logging.WARNING
+                log.log(
+                    level,
+                    "lease lost: another worker owns the job now; result dropped",
+                    extra={**extra, "event": "lease_lost", "duration_ms": _ms(running.started), "error": str(exc)},
+                )
+                return "lost", None
+            if isinstance(exc, RateLimitedError) and str(exc).startswith(RATE_LIMIT_PREFIX):
+                # The extraction rate limit is not the job's fault: try again in a minute,
+                # without spending an attempt.
+                return self._defer(running, f"RateLimitedError [{exc.sqlstate}]: {exc}", 60.0), None
+            # The database refused the output: a validation error from a finish_* RPC, a memory
+            # superseded while the model answered (55000), a cap every pinned memory fills (54000).
+            # The attempt is spent, so a refusal that lasts ends in the dead letters.
             return self._fail(running, f"{type(exc).__name__} [{exc.sqlstate}]: {exc}", None), None
         except Exception as exc:  # noqa: BLE001 - a bug in a handler must not stop the worker
             log.exception("handler crashed", extra={**extra, "event": "job_crashed", "error": repr(exc)})
@@ -617,3 +626,9 @@ def _ms(started: float) -> int:
 
 
 __all__ = ["OUTCOMES", "JsonFormatter", "Summary", "Worker", "configure_logging", "default_worker_name"]
+
+
+def _lease_lost(exc: SupamemError, job: ClaimedJob) -> bool:
+    """Whether `exc` is the lease check's refusal: whatever the job computed belongs to no one now.
+    Another 55000 (a memory superseded meanwhile) refuses the output like any other refusal."""
+    return isinstance(exc, StateError) and str(exc).startswith(LEASE_LOST.format(id=job.id))

@@ -1,4 +1,5 @@
-"""The extraction rate limit (60 per user per minute) defers work; it never fails it.
+"""The extraction rate limit (60 per user per minute) defers work; it never fails it. The
+database's other refusals of an extraction (another limit, a memory revised meanwhile) fail it.
 
 A real worker (`jobs.worker.Worker` over the psycopg transport) runs real extraction jobs with the
 offline LLM provider behind a wrapper that records every question it is asked. The database
@@ -26,6 +27,7 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from jobs.cli import format_stats
 from jobs.handlers import make_llm
@@ -303,3 +305,50 @@ def test_a_limit_met_at_finish_defers_the_job_without_spending_an_attempt(
     assert 50 <= (job["run_after"] - job["db_now"]).total_seconds() <= 70
     [line] = [line for line in job_logs if line.get("event") == "job_deferred"]
     assert line["job_id"] == job["id"] and line["retry_after"] == 60.0 and "54000" in line["message"]
+
+
+# --- other refusals fail the job --------------------------------------------------------------
+
+
+def test_a_cap_every_pinned_memory_fills_fails_the_job_instead_of_deferring_it(
+    people: People, transport: PsycopgTransport, job_logs: list[dict[str, Any]]
+) -> None:
+    """Another 54000 than the rate limit is the output's (here a cap below the pinned memories):
+    deferred without spending an attempt, the job asked the model again every minute for ever."""
+    user_id, _ = people.user("cap", ["I moved to Porto last spring"])
+    profile = people.value("select id from memory.profiles where user_id = %s", [user_id])
+    for content in ("Is vegetarian", "Speaks Dutch"):
+        people.conn.execute("select memory.remember(%s, 'fact', %s, %s, p_pinned => true)", [content, user_id, profile])
+    cap = people.value("select value from memory_private.settings where key = 'memory_cap'")
+    people.conn.execute("update memory_private.settings set value = '1' where key = 'memory_cap'")
+    try:
+        summary = run_once(transport, CountingLLM(), [user_id], concurrency=1)
+    finally:
+        people.conn.execute("update memory_private.settings set value = %s where key = 'memory_cap'", [Jsonb(cap)])
+    assert summary.by_kind()["extract"] == Counter(failed=1), summary.table()
+    [job] = people.extraction_jobs(user_id)
+    assert (job["status"], job["attempts"]) == ("queued", 1)
+    assert "54000" in job["last_error"] and "memory cap reached" in job["last_error"]
+    assert not [line for line in job_logs if line.get("event") == "job_deferred"]
+
+
+def test_a_memory_revised_while_the_model_answers_fails_the_job_not_its_lease(
+    people: People, transport: PsycopgTransport, job_logs: list[dict[str, Any]], database_url: str
+) -> None:
+    """Another 55000 than the lease check's is the output's too: taken for a lost lease, the job was
+    left running, unheld, until its lease ran out."""
+    user_id, _ = people.user("revised", ["I live in Porto now"])
+    profile = people.value("select id from memory.profiles where user_id = %s", [user_id])
+    lisbon = people.value("select memory_id from memory.remember('Lives in Lisbon', 'fact', %s, %s)", [user_id, profile])
+
+    def revised_elsewhere(_: Mapping[str, Any]) -> None:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("select memory.revise_memory(%s, 'Lives in Faro', p_user_id => %s)", [lisbon, user_id])
+
+    summary = run_once(transport, CountingLLM(on_call=revised_elsewhere), [user_id], concurrency=1)
+    assert summary.by_kind()["extract"] == Counter(failed=1), summary.table()
+    [job] = people.extraction_jobs(user_id)
+    assert (job["status"], job["attempts"], job["worker"]) == ("queued", 1, None)
+    assert "55000" in job["last_error"] and "only an active memory can be revised" in job["last_error"]
+    assert not [line for line in job_logs if line.get("event") == "lease_lost"]
+
