@@ -43,7 +43,14 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from .db import Database, Transaction
-from .errors import ConflictError, DatabaseUnavailableError, InvalidInputError, NotFoundError, SupamemError
+from .errors import (
+    ConflictError,
+    DatabaseUnavailableError,
+    InvalidInputError,
+    NotFoundError,
+    StateError,
+    SupamemError,
+)
 from .models import Turn
 
 log = logging.getLogger(__name__)
@@ -381,8 +388,11 @@ def stored_client_turn_ids(
     return {r["client_turn_id"]: r["conversation_id"] for r in rows}
 
 
-def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID) -> int:
-    """Append buffered turns to `user_id`'s conversation in order, skipping those already stored.
+def write_back(
+    tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID, author_id: UUID | None = None
+) -> int:
+    """Append buffered turns to `user_id`'s conversation in order, skipping those already stored;
+    with `author_id`, the questions of that participant of the conversation (together mode).
 
     Runs inside the caller's transaction. A conversation of another user (or an expired or
     unknown one) raises NotFoundError (memory.add_turn's p_user_id). A turn the database rejects
@@ -397,6 +407,8 @@ def write_back(tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn]
         if turn.client_turn_id in present:
             continue
         used = {"used_memory_ids": turn.used_memory_ids} if turn.used_memory_ids else {}
+        if author_id is not None:
+            used["author_id"] = author_id
         try:
             with tx.savepoint():
                 tx.call(
@@ -457,15 +469,24 @@ def write_back_session(
     create: Callable[[Transaction, UUID | None], UUID],
 ) -> tuple[UUID, int]:
     """Write the turns buffered for session `wanted` back: into that conversation when it is a live
-    one of `user`'s, else into one `open_session` makes (with that id when it is free). Returns the
-    session they are in and how many were written now. The write-back both session-keyed clients
-    share (seed 001's manager and the chat endpoint)."""
+    one of `user`'s, or one they take part in (under its owner, `user` the questions' author), else
+    into one `open_session` makes (with that id when it is free): the conversation is gone, another
+    user's, or archived (where a turn cannot go, as the live write would have started a new
+    session). Returns the session they are in and how many were written now. The write-back both
+    session-keyed clients share (seed 001's manager and the chat endpoint)."""
     if wanted is not None:
         try:
             with db.transaction() as tx:
+                owner = tx.execute(
+                    "select c.user_id from memory.conversations as c join memory.participants as p"
+                    " on p.conversation_id = c.id where c.id = %s and p.user_id = %s",
+                    [wanted, user],
+                )
+                if owner:
+                    return wanted, write_back(tx, wanted, turns, owner[0]["user_id"], author_id=user)
                 return wanted, write_back(tx, wanted, turns, user)
-        except NotFoundError:
-            pass  # no live session of this user has the id: made below
+        except (NotFoundError, StateError):
+            pass  # made below
     with db.transaction() as tx:
         # A retried write-back whose first commit went through (acknowledgement lost) has already
         # put the turns somewhere: find them by their ids instead of making another session.
