@@ -663,6 +663,58 @@ def test_weekly_scheduler_same_instant_different_zones(kit: JobKit) -> None:
     assert _week_jobs(kit, profiles["America/Los_Angeles"]) == []
 
 
+def test_a_week_or_month_whose_job_died_is_queued_again_an_hour_later(kit: JobKit) -> None:
+    """A dead job held its key: the schedulers never queued the week or month again, and the month
+    was summarised without the week. An hour after it died it is queued again, and meanwhile a
+    month counts the dead week as pending."""
+    zone = "UTC"
+    user_id, profile_id = kit.user(zone)
+    conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="Dead weeks")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s", [user_id])
+    _summary_at(kit, conversation_id, 4, _local("2015-06-10", "12:00", zone), "midweek")
+    monday = _local("2015-06-15", "01:00", zone)
+
+    def week(at: datetime, failed: datetime | None = None) -> tuple[str, int]:
+        if failed is not None:
+            kit.conn.execute("update memory_private.jobs set status = 'dead', attempts = 5, failed_at = %s,"
+                             " finished_at = %s where user_id = %s and kind = 'summarize_week'", [failed, failed, user_id])
+        kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [at])
+        (job,) = kit.jobs("summarize_week")
+        return job["status"], job["attempts"]
+
+    assert week(monday) == ("queued", 0)
+    assert week(monday, failed=monday - timedelta(minutes=10)) == ("dead", 5), "not while its cause may last"
+    assert week(monday, failed=monday - timedelta(minutes=61)) == ("queued", 0)
+    kit.conn.execute("update memory_private.jobs set status = 'done', finished_at = %s where user_id = %s"
+                     " and kind = 'summarize_week'", [monday - timedelta(hours=2), user_id])
+    kit.value("select memory_private.enqueue_due_weekly_summaries(%s)", [monday])
+    assert [j["status"] for j in kit.jobs("summarize_week")] == ["done"], "a finished week is not redone"
+
+    # The month: queued again an hour after its job died; it waits for a week whose job is dead.
+    kit.conn.execute("insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date,"
+                     " week_end_date, emotional_summary) values (%s, %s, 2015, 24, '2015-06-08', '2015-06-14', 'Calm.')",
+                     [user_id, profile_id])
+    july = _local("2015-07-06", "01:00", zone)
+
+    def month(failed: datetime) -> tuple[str, int]:
+        kit.conn.execute("update memory_private.jobs set status = 'dead', attempts = 5, failed_at = %s,"
+                         " finished_at = %s where user_id = %s and kind = 'summarize_month'", [failed, failed, user_id])
+        kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [july])
+        (job,) = kit.jobs("summarize_month")
+        return job["status"], job["attempts"]
+
+    kit.value("select memory_private.enqueue_due_monthly_summaries(%s)", [july])
+    assert month(july - timedelta(minutes=10)) == ("dead", 5)
+    assert month(july - timedelta(hours=2)) == ("queued", 0)
+    (job,) = kit.jobs("summarize_month")
+    kit.conn.execute("update memory_private.jobs set status = 'running', worker = 'probe', attempts = 1,"
+                     " leased_until = now() + interval '1 minute' where id = %s", [job["id"]])
+    for week_status, pending in (("dead", 1), ("done", 0)):
+        kit.conn.execute("update memory_private.jobs set status = %s where user_id = %s and kind = 'summarize_week'",
+                         [week_status, user_id])
+        assert kit.value("select memory.job_input(%s, 'probe')", [job["id"]])["weeks_pending"] == pending
+
+
 DST_WEEKS = [
     # zone, Monday that starts the DST week, the Sunday of the change, its length in hours
     ("Pacific/Auckland", "2015-03-30", "2015-04-05", 169),  # NZDT ends: 03:00 -> 02:00

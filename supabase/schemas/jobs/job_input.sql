@@ -140,7 +140,9 @@ begin
                         and ((v_payload ->> 'month_start')::date + interval '1 month')::date - 4
                 ), '[]'),
                 -- The month's weeks (their Thursday in it), each job found by its key, one probe a
-                -- Monday: by status and payload this read every user's jobs.
+                -- Monday: by status and payload this read every user's jobs. A week whose job died
+                -- is pending too: the weekly scheduler queues it again an hour later, and the month
+                -- summarised without it was never written again.
                 'weeks_pending', (
                     select count(*)
                     from generate_series(
@@ -152,7 +154,7 @@ begin
                         select 1 from memory_private.jobs as j
                         where j.kind = 'summarize_week'
                             and j.dedup_key = format('week:%s:%s', v_payload ->> 'profile_id', d::date)
-                            and j.status in ('queued', 'running')
+                            and j.status in ('queued', 'running', 'dead')
                         limit 1
                     ) as j
                     where extract(isodow from d) = 1

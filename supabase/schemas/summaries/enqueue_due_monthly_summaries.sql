@@ -1,5 +1,6 @@
 -- Why: the monthly cron job: months whose last week has ended in the profile's time zone, that
--- have weekly summaries and no monthly summary yet.
+-- have weekly summaries and no monthly summary yet; a month whose job died is queued again an hour
+-- later (memory_private.died_an_hour_ago).
 create function memory_private.enqueue_due_monthly_summaries(p_now timestamptz default now())
 returns integer
 language plpgsql
@@ -9,6 +10,7 @@ as $$
 declare
     v_count integer := 0;
     v_month record;
+    v_key text;
 begin
     for v_month in
         select distinct w.user_id, w.profile_id, date_trunc('month', w.week_start_date + 3)::date as month_start
@@ -20,6 +22,7 @@ begin
             and date_trunc('week', (date_trunc('month', w.week_start_date + 3) + interval '1 month')::date - 4)::date + 7
             <= (p_now at time zone p.timezone)::date
     loop
+        v_key := format('month:%s:%s', v_month.profile_id, to_char(v_month.month_start, 'YYYY-MM'));
         if not exists (
             select 1 from memory.monthly_summaries as m
             where m.user_id = v_month.user_id and m.profile_id = v_month.profile_id
@@ -27,7 +30,7 @@ begin
         ) and memory_private.enqueue(
             'summarize_month',
             jsonb_build_object('profile_id', v_month.profile_id, 'month_start', v_month.month_start),
-            format('month:%s:%s', v_month.profile_id, to_char(v_month.month_start, 'YYYY-MM')), v_month.user_id
+            v_key, v_month.user_id, p_replace => memory_private.died_an_hour_ago('summarize_month', v_key, p_now)
         ) is not null then
             v_count := v_count + 1;
         end if;
