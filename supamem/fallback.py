@@ -14,7 +14,9 @@ for no tenant), and each owner writes back only the keys under its own prefix, s
 be shared by several owners without one writing another's turns into its conversations. Each written
 message carries `{"client_turn_id": ...}` in its metadata, and a flush first asks the database
 which of its ids are already there, so a turn is written exactly once even when a flush is
-retried after a commit whose acknowledgement was lost.
+retried after a commit whose acknowledgement was lost. The live write a turn was buffered after
+may have committed unacknowledged too: it carries no id (an indexed id on every message would cost
+every turn), so a flush looks for that turn by its question and answer after the turn known then.
 
 Bounds (all in-process memory; nothing here survives a restart):
 - `max_turns_per_key` (default 50) buffered turns per session / user: the oldest is dropped,
@@ -156,6 +158,9 @@ class BufferedTurn:
     #: Turn number shown while buffered: after the last known one (the database assigns the
     #: real number when the turn is written back).
     provisional_number: int = 0
+    #: The newest turn of its key known when it was buffered: a live write whose commit went
+    #: through unacknowledged stored it after that one (see `write_back`).
+    after_turn: int = 0
 
     def stored_metadata(self) -> dict[str, Any]:
         return {**self.metadata, CLIENT_TURN_ID: self.client_turn_id}
@@ -198,6 +203,7 @@ class FallbackBuffer:
             known = max(
                 max((t.turn_number for t in self._snapshots.get(key, ())), default=0), self._stored.get(key, 0)
             )
+            turn.after_turn = known
             turn.provisional_number = max(known, queue[-1].provisional_number if queue else 0) + 1
             if len(queue) >= self.max_turns_per_key:
                 self._drop(key, queue.popleft(), f"more than {self.max_turns_per_key} turns for it")
@@ -388,6 +394,21 @@ def stored_client_turn_ids(
     return {r["client_turn_id"]: r["conversation_id"] for r in rows}
 
 
+def stored_live(tx: Transaction, conversation_id: UUID, turn: BufferedTurn) -> bool:
+    """Whether the live write that failed before `turn` was buffered committed after all (the
+    connection was lost after the commit, before its acknowledgement): the conversation holds, after
+    the turn known then, a turn of the same question and answer written live (a live write carries
+    no client turn id, and every copy the write-back stores does). One range of the conversation's
+    turn index."""
+    return bool(tx.execute(
+        "select 1 from memory.messages as q join memory.messages as a on a.conversation_id = q.conversation_id"
+        " and a.turn_number = q.turn_number and a.role = 'assistant'"
+        " where q.conversation_id = %s and q.turn_number > %s and q.role = 'user' and q.content = %s"
+        " and a.content = %s and not q.metadata ? 'client_turn_id' limit 1",
+        [conversation_id, turn.after_turn, turn.query, turn.response],
+    ))
+
+
 def write_back(
     tx: Transaction, conversation_id: UUID, turns: list[BufferedTurn], user_id: UUID, author_id: UUID | None = None
 ) -> int:
@@ -395,7 +416,8 @@ def write_back(
     with `author_id`, the questions of that participant of the conversation (together mode).
 
     Runs inside the caller's transaction. A conversation of another user (or an expired or
-    unknown one) raises NotFoundError (memory.add_turn's p_user_id). A turn the database rejects
+    unknown one) raises NotFoundError (memory.add_turn's p_user_id). A turn whose live write
+    committed unacknowledged is skipped (`stored_live`). A turn the database rejects
     as invalid is logged and skipped (its savepoint rolls back alone): it could never be written.
     A turn that another write-back stored meanwhile is refused by `messages_client_turn_id_key`
     and skipped. Any other error aborts the whole write-back. When it returns, every turn is settled (written
@@ -404,7 +426,7 @@ def write_back(
     present = stored_client_turn_ids(tx, [t.client_turn_id for t in turns], conversation_id=conversation_id)
     written = 0
     for turn in turns:
-        if turn.client_turn_id in present:
+        if turn.client_turn_id in present or stored_live(tx, conversation_id, turn):
             continue
         used = {"used_memory_ids": turn.used_memory_ids} if turn.used_memory_ids else {}
         if author_id is not None:

@@ -13,8 +13,11 @@ import threading
 import time
 
 from client_helpers import stored_messages, waiting_on
+from lost_ack_proxy import lost_ack_proxy
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from supamem import ConversationStore
+from supamem import ConversationMemoryManager, ConversationStore
+from supamem.db import Database
 from supamem.fallback import BufferedTurn, write_back, write_back_session
 
 
@@ -92,3 +95,24 @@ def test_turns_held_for_an_archived_conversation_go_into_a_new_one(client_db, po
     assert [m["content"] for m in stored_messages(postgres_conn, session)] == ["held", "through the outage"]
     assert stored_messages(postgres_conn, archived) == []
     assert write_back_session(client_db, archived, turns, user, new_session) == (session, 0), "written once"
+
+
+def test_a_turn_whose_commit_went_unacknowledged_is_written_once(database_url, postgres_conn, make_id):
+    """The live add_turn commits but its reply never arrives (the connection is lost after the
+    commit): the manager buffers the turn, and the write-back finds the committed copy by its
+    question and answer instead of storing the turn a second time."""
+    target = conninfo_to_dict(database_url)
+    with lost_ack_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
+        db = Database(make_conninfo(database_url, host="127.0.0.1", port=proxy.port), min_size=1, max_size=2, timeout=5.0)
+        try:
+            manager = ConversationMemoryManager(db)
+            user = make_id("ack")
+            session = manager.store_turn(None, user, "Before", "the blip").session_id
+            proxy.arm(b"add_turn")
+            held = manager.store_turn(session, user, "Lost", "acknowledgement")
+            assert proxy.cut.is_set() and held.buffered, "the commit went through, its reply did not"
+            manager.store_turn(session, user, "After", "it")  # reaches the database: writes back first
+        finally:
+            db.close()
+    contents = [m["content"] for m in stored_messages(postgres_conn, session)]
+    assert contents == ["Before", "the blip", "Lost", "acknowledgement", "After", "it"]
