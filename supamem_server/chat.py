@@ -163,7 +163,7 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
     check_buffered_text("message", body.message)
     try:
         chat_outage.write_back(services, user)
-        vector = embedded(request, verified, body.message)
+        vector = embedded(request, verified, body.message, "chat")
         with services.db.transaction(claims=verified) as tx:
             tx.call("register_user")
             session, started = _session(tx, body.session, body.profile_id)

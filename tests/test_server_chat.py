@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server, sse_chunks  # noqa: F401 (fixture)
+from psycopg.types.json import Jsonb
 from server_helpers import Person, Served, busy_connections, serve
 
 from jobs.embeddings import EmbeddingClient, OfflineEmbeddings
@@ -394,3 +395,44 @@ def test_a_streamed_answer_that_cannot_be_stored_ends_with_an_error_event(
         assert events[-1][1]["detail"].startswith("the answer could not be stored")
         (messages,) = postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [lena.id]).fetchone()
         assert messages == 0
+
+
+@pytest.fixture
+def limits(postgres_conn: psycopg.Connection) -> Any:
+    """Sets the request limits for a test (memory.take_request), and restores them."""
+    keys = ("chat_rate_limit", "search_rate_limit")
+    before = postgres_conn.execute("select key, value from memory_private.settings where key = any(%s)", [list(keys)])
+    saved = dict(before.fetchall())
+
+    def set_limit(key: str, value: int) -> None:
+        postgres_conn.execute("update memory_private.settings set value = %s where key = %s", [Jsonb(value), key])
+
+    yield set_limit
+    for key, value in saved.items():
+        postgres_conn.execute("update memory_private.settings set value = %s where key = %s", [Jsonb(value), key])
+
+
+def test_past_the_chat_limit_a_request_is_429_and_no_model_is_asked(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer, limits: Any,  # noqa: F811
+) -> None:
+    limits("chat_rate_limit", 2)
+    limits("search_rate_limit", 1)
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        mia, noor = served.person(), served.person()
+        llm_server.enqueue(*(chat_completion(f"Answer {n}.") for n in range(3)))
+        for n in range(2):
+            assert mia.http.post("/chat", json={"message": f"Question {n}?"}).status_code == 200
+        asked = len(llm_server.requests)
+        for params in ({}, {"stream": "true"}):
+            refused = mia.http.post("/chat", params=params, json={"message": "One more?"})
+            assert refused.status_code == 429, refused.text
+            assert refused.json()["detail"] == "rate limit: chat requests, 2 per user per minute"
+        assert len(llm_server.requests) == asked, "no model was asked"
+        (stored,) = postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [mia.id]).fetchone()
+        assert stored == 4, "nothing of the refused requests was stored"
+        assert noor.http.post("/chat", json={"message": "Hello?"}).status_code == 200, "the limit is each user's"
+        # A search with words is an embedding: the same, with its own limit; a listing is not one.
+        assert mia.http.get("/api/memories", params={"search": "garden"}).status_code == 200
+        refused = mia.http.get("/api/memories", params={"search": "garden"})
+        assert refused.status_code == 429 and refused.json()["detail"] == "rate limit: search requests, 1 per user per minute"
+        assert mia.http.get("/api/memories").status_code == 200
