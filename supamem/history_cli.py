@@ -6,7 +6,8 @@ an existing conversation (`conversation_id`), its `role` and `content`, and may 
 `custom_payload`. JSON Lines are read a line at a time, so a file of any size fits. Each batch is
 one `memory.import_messages` call, so it is stored whole or not at all; when a batch is refused
 or a line cannot be read, the batches before it stay stored and the command says where to start
-again (`--start`).
+again (`--start`); when the connection is lost while a batch is out, it says the batch may be
+stored and how to tell.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from psycopg.types.json import Jsonb
 
 from .cli_common import DATABASE_ENVIRONMENT, EXIT_OK, add_database_url, fail_with
 from .db import Database, database_url
-from .errors import SupamemError
+from .errors import DatabaseUnavailableError, SupamemError
 
 #: The most messages memory.import_messages takes in one call.
 BATCH_LIMIT = 10_000
@@ -78,6 +79,19 @@ def _import_history(args: argparse.Namespace) -> int:
             raise ValueError(f"--start must be 0..{read}, the number of messages in the file")
         if batch:
             send()
+    except DatabaseUnavailableError as exc:
+        code = fail_with(exc)
+        if batch:
+            # The connection went while the batch was out: it is stored whole or not at all, and
+            # only the database can say which (running again from its start could store it twice).
+            print(f"supamem: messages {first} to {first + len(batch) - 1} were sent as the connection was lost:"
+                  f" they are stored whole or not at all; the {imported} before them in this run were stored."
+                  f" Look at the last message of their conversations, then run again with --start {first}"
+                  f" if it is not there or --start {first + len(batch)} if it is", file=sys.stderr)
+        elif imported:
+            print(f"supamem: messages from {first} on were not imported; the {imported} before them in this run"
+                  f" were: run again with --start {first}", file=sys.stderr)
+        return code
     except (OSError, ValueError, SupamemError) as exc:
         code = fail_with(exc)
         if imported or isinstance(exc, SupamemError):

@@ -1,5 +1,6 @@
 """`supamem import-history FILE`: messages from another store into existing conversations, in
-batches that are each stored whole or not at all; a refused batch says where to start again."""
+batches that are each stored whole or not at all; a refused batch says where to start again, and a
+batch whose reply was lost says it may be stored."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 from uuid import uuid4
 
 from client_helpers import run_cli
+from lost_ack_proxy import lost_ack_proxy
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 
 def _conversations(client_db, n: int) -> list[str]:
@@ -89,3 +92,26 @@ def test_json_lines_stream_and_a_bad_line_after_stored_batches_says_where_to_sta
     assert done.returncode == 2 and "history.jsonl, line 4" in done.stderr
     assert "messages from 2 on were not imported; the 2 before them in this run were: run again with --start 2" in done.stderr
     assert [t[2] for t in _turns(postgres_conn, a)] == ["message 0", "message 1"]
+
+
+def test_a_batch_whose_reply_is_lost_says_it_may_be_stored(client_db, postgres_conn, tmp_path):
+    """The connection goes after the database stored a batch, before its reply: the command cannot
+    know, so it says both places to start from (it said to send the stored batch again)."""
+    (a,) = _conversations(client_db, 1)
+    messages = [{"conversation_id": a, "role": role, "content": f"message {i}"}
+                for i, role in enumerate(["user", "assistant", "user", "assistant"])]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    target = conninfo_to_dict(client_db.url)
+    with lost_ack_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
+        proxy.arm(b"import_messages")
+        done = run_cli(make_conninfo(client_db.url, host="127.0.0.1", port=proxy.port), "import-history", "--batch", "2",
+                       str(path))
+    assert proxy.cut.is_set() and done.returncode == 1, done.stderr
+    assert ("messages 0 to 1 were sent as the connection was lost: they are stored whole or not at all; the 0 before"
+            " them in this run were stored. Look at the last message of their conversations, then run again with"
+            " --start 0 if it is not there or --start 2 if it is") in done.stderr
+    assert _turns(postgres_conn, a) == [(1, "user", "message 0"), (1, "assistant", "message 1")]  # it was stored
+    done = run_cli(client_db.url, "import-history", "--start", "2", str(path))
+    assert done.returncode == 0, done.stderr
+    assert [t[0] for t in _turns(postgres_conn, a)] == [1, 1, 2, 2]
