@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, TextIO
 from uuid import UUID
 
@@ -500,13 +501,28 @@ def _add_jobs(subparsers: Any, common: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--retry-dead", action="store_true",
+        help="first queue the dead jobs again, each with all its attempts (memory.retry_dead_jobs): once the cause"
+        " of their failures (an LLM outage, a bad key) is fixed",
+    )
+    parser.add_argument("--kind", metavar="KIND", help="--retry-dead: only the dead jobs of this kind")
+    parser.add_argument(
+        "--died-since", type=datetime.fromisoformat, metavar="TIME",
+        help="--retry-dead: only the jobs that died since this ISO 8601 time (e.g. when an outage began)",
+    )
     parser.set_defaults(func=run_stats)
 
 
 def run_stats(args: argparse.Namespace) -> int:
     configure_logging(args.log_level or "warning")
+    if (args.kind or args.died_since) and not args.retry_dead:
+        return fail_with(ValueError("--kind and --died-since go with --retry-dead"))
     try:
         with _connected(args, pool_size=1) as transport:
+            if args.retry_dead:
+                retried = transport.rpc("retry_dead_jobs", {"p_kind": args.kind, "p_died_since": args.died_since})
+                print(f"queued {retried} dead job(s) again", file=sys.stderr)
             rows = transport.rpc("job_stats") or []
     except (SupamemError, ValueError) as exc:
         return fail_with(exc)

@@ -273,6 +273,27 @@ def test_jobs_command_prints_the_queue(kit: JobKit, database_url: str) -> None:
     assert rows["title"]["queued"] >= 1 and rows["extract"]["queued"] >= 1
 
 
+def test_jobs_command_queues_the_dead_letters_again(kit: JobKit, database_url: str) -> None:
+    """After an outage killed the jobs that ran through it: `supamem jobs --retry-dead`, of a kind
+    or since a time (memory.retry_dead_jobs)."""
+    user_id, profile_id = kit.user()
+    kit.conversation(user_id, profile_id, FOUR_TURNS[:1])
+    kit.conn.execute("update memory_private.jobs set status = 'dead', attempts = max_attempts, failed_at = now(),"
+                     " finished_at = now(), last_error = 'the model was down' where user_id = %s", [user_id])
+
+    def jobs(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "supamem.cli", "jobs", "--json", *args], cwd=ROOT,
+                              env=worker_env(database_url), capture_output=True, text=True, timeout=30)
+
+    future = datetime.now(UTC) + timedelta(days=1)
+    assert jobs("--retry-dead", "--died-since", future.isoformat()).stderr.startswith("queued 0 dead job(s) again")
+    done = jobs("--retry-dead", "--kind", "title")
+    assert done.returncode == 0 and done.stderr.startswith("queued 1 dead job(s) again"), done.stderr
+    assert {j["kind"]: (j["status"], j["attempts"]) for j in kit.jobs("title")} == {"title": ("queued", 0)}
+    assert {j["status"] for j in kit.jobs("extract")} == {"dead"}
+    assert jobs("--kind", "title").returncode == 2, "--kind alone is a mistake"
+
+
 # --- crashes and leases -------------------------------------------------------------------------
 
 
