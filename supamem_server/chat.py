@@ -108,10 +108,17 @@ class _Question:
         return messages(self.context, self.chosen, self.body)
 
     def abandon(self) -> None:
-        """The model did not answer: a session this request started is deleted again."""
-        if self.started:
+        """No answer was stored (the model did not give one, or the database refused it): a session
+        this request started is deleted again. Best effort, beside the failure being reported: one
+        already gone, or a database gone too, is logged."""
+        if not self.started:
+            return
+        try:
             with self.services.db.transaction(claims=self.verified) as tx:
                 tx.call("delete_conversation", conversation_id=self.session)
+        except SupamemError as exc:
+            log.warning("the session this chat started was not deleted (user_id=%s, session_id=%s): %s",
+                        self.user, self.session, exc)
 
     def finish(self, reply: str, usage: Usage) -> ChatResponse:
         """Log the answer's figures and store its turn (or hold it through an outage)."""
@@ -186,10 +193,11 @@ def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> Cha
     question = _prepare(request, verified, body)
     try:
         completion = request.app.state.supamem.llm.answer(question.messages())
-    except LLMError:
+        return question.finish(completion.value, completion.usage)
+    except (LLMError, SupamemError):
+        # No answer, or one the database refused (it is held through an outage, not refused).
         question.abandon()
         raise
-    return question.finish(completion.value, completion.usage)
 
 
 def _event(name: str, data: str) -> str:
@@ -227,6 +235,7 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
         except SupamemError as exc:  # the status line is long gone: the stream says it instead
             log.error("the streamed answer could not be stored (user_id=%s, session_id=%s): %s",
                       question.user, question.session, exc)
+            question.abandon()
             yield _event("error", json.dumps({"detail": f"the answer could not be stored: {exc}"}))
             return
         yield _event("done", stored.model_dump_json())

@@ -436,3 +436,21 @@ def test_past_the_chat_limit_a_request_is_429_and_no_model_is_asked(
         refused = mia.http.get("/api/memories", params={"search": "garden"})
         assert refused.status_code == 429 and refused.json()["detail"] == "rate limit: search requests, 1 per user per minute"
         assert mia.http.get("/api/memories").status_code == 200
+
+
+def test_an_answer_the_database_refuses_keeps_no_new_session(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """The model answered past the 100,000 characters a message holds, which the database refuses:
+    the session this request started is deleted again, as when the model fails (it stayed behind,
+    empty), streamed or not."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        ines = served.person()
+        llm_server.enqueue(chat_completion("x" * 100_001), Scripted(200, chunks=sse_chunks("x" * 50_001, "x" * 50_000)))
+        refused = ines.http.post("/chat", json={"message": "Hello?"})
+        assert refused.status_code == 422, refused.text
+        streamed = ines.http.post("/chat", params={"stream": "true"}, json={"message": "Hello?"})
+        assert "event: error" in streamed.text and "the answer could not be stored" in streamed.text
+        (left,) = postgres_conn.execute("select count(*) from memory.conversations where user_id = %s",
+                                        [ines.id]).fetchone()
+        assert left == 0, "the sessions these requests started are gone"

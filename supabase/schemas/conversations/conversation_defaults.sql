@@ -18,8 +18,10 @@ begin
         new.window_turns := coalesce(
             new.window_turns, v_tenant.conversation_window, (memory_private.setting('conversation_window') #>> '{}')::integer
         );
-        if new.ttl <= interval '0' then
-            raise exception using errcode = '23514', message = 'ttl must be positive';
+        -- Bounded above too: messages expire at created_at + ttl, and past the year 9999 a time
+        -- cannot be read back by a client.
+        if new.ttl <= interval '0' or new.ttl > interval '100 years' then
+            raise exception using errcode = '23514', message = 'ttl must be positive and at most 100 years';
         end if;
         new.expires_at := new.created_at + new.ttl;
     end if;

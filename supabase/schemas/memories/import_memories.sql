@@ -50,17 +50,57 @@ declare
     v_scope uuid := memory_private.memory_scope();
     v_user uuid := memory_private.acting_user(coalesce(p_user_id, v_scope));
     v_added integer;
+    v_bad text;
 begin
     if v_scope is not null and v_user <> v_scope then
         raise exception using errcode = '42501', message = 'a signed-in user imports only for themselves';
     end if;
-    if p_export ->> 'format' is distinct from 'supamem.memories' or (p_export ->> 'version')::integer <> 1 then
+    if p_export ->> 'format' is distinct from 'supamem.memories' or p_export -> 'version' is distinct from '1' then
         raise exception using errcode = '22023', message = 'not a supamem memories export (format 1)';
+    end if;
+    -- Every record is read as a row of its table before anything is written: a value of the wrong
+    -- type, a required field missing, a time a client could not read back (or a creation still to
+    -- come), or a counter that the next use would overflow refuses the import, the record named.
+    begin
+        select format('profile %s: %s', p.id, case
+            when p.id is null then 'an id is required'
+            when not p.created_at between '1970-01-01' and now() + interval '1 day' then 'created_at out of range'
+        end)
+        into v_bad
+        from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
+        where p.id is null or not p.created_at between '1970-01-01' and now() + interval '1 day'
+        limit 1;
+        select coalesce(v_bad, format('memory %s: %s', m.id, case
+            when m.id is null or m.profile_id is null or m.content is null or m.type is null
+                then 'id, profile_id, content and type are required'
+            when not m.confidence between 0 and 1 then 'confidence out of range (0..1)'
+            when not m.reference_count between 0 and 1000000 then 'reference_count out of range (0..1,000,000)'
+            when pg_catalog.length(m.origin_mode) > 100 then 'origin_mode longer than 100 characters'
+            when not m.expires_at between '1970-01-01' and now() + interval '100 years' then 'expires_at out of range'
+            else 'a time out of range (from 1970 to now)'
+        end))
+        into v_bad
+        from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
+        where m.id is null or m.profile_id is null or m.content is null or m.type is null
+            or not m.confidence between 0 and 1 or not m.reference_count between 0 and 1000000
+            or pg_catalog.length(m.origin_mode) > 100
+            or not m.expires_at between '1970-01-01' and now() + interval '100 years'
+            or not m.created_at between '1970-01-01' and now() + interval '1 day'
+            or not m.updated_at between '1970-01-01' and now() + interval '1 day'
+            or not m.last_referenced_at between '1970-01-01' and now() + interval '1 day'
+            or not m.deleted_at between '1970-01-01' and now() + interval '1 day'
+        limit 1;
+    exception when data_exception then
+        raise exception using errcode = '22023', message = 'not a valid supamem memories export: ' || sqlerrm;
+    end;
+    if v_bad is not null then
+        raise exception using errcode = '22023', message = 'not a valid supamem memories export: ' || v_bad;
     end if;
     insert into memory.profiles (id, user_id, name, is_primary, timezone, attributes, created_at)
     select x.id, v_user, p.name,
-        p.is_primary and not exists (select 1 from memory.profiles as o where o.user_id = v_user and o.is_primary),
-        p.timezone, p.attributes, p.created_at
+        coalesce(p.is_primary, false)
+        and not exists (select 1 from memory.profiles as o where o.user_id = v_user and o.is_primary),
+        coalesce(p.timezone, 'UTC'), coalesce(p.attributes, '{}'), coalesce(p.created_at, now())
     from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
     cross join lateral (select memory_private.import_id(v_user, p.id, false) as id) as x
     where not exists (select 1 from memory.profiles as o where o.id = x.id);
@@ -76,11 +116,12 @@ begin
         expires_at, created_at, updated_at, last_referenced_at, reference_count
     )
     select x.id, v_user, memory_private.import_id(v_user, m.profile_id, false), m.content, m.type, m.category,
-        m.confidence, m.context, m.origin_mode,
+        coalesce(m.confidence, 0.8), coalesce(m.context, '{}'), m.origin_mode,
         (select c.id from memory.conversations as c where c.id = m.source_conversation_id and c.user_id = v_user),
         case when memory_private.memory_gate(v_user, m.source_message_id) is null then m.source_message_id end,
-        m.turn_index, m.pinned, m.active and m.superseded_by is null, m.archived, m.deleted_at,
-        m.expires_at, m.created_at, coalesce(m.updated_at, now()), m.last_referenced_at, m.reference_count
+        m.turn_index, coalesce(m.pinned, false), coalesce(m.active, true) and m.superseded_by is null,
+        coalesce(m.archived, false), m.deleted_at, m.expires_at, coalesce(m.created_at, now()),
+        coalesce(m.updated_at, now()), m.last_referenced_at, coalesce(m.reference_count, 0)
     from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
     cross join lateral (select memory_private.import_id(v_user, m.id, true) as id) as x
     where not exists (select 1 from memory.memories as o where o.id = x.id)

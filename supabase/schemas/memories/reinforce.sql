@@ -13,7 +13,8 @@ set plan_cache_mode = force_generic_plan
 as $$
 begin
     update memory.memories as m
-    set reference_count = m.reference_count + 1,
+    -- Saturated: a counter at the integer's top must not make every later use fail.
+    set reference_count = least(m.reference_count, 2147483646) + 1,
         last_referenced_at = now(),
         confidence = greatest(m.confidence, coalesce(p_confidence, m.confidence))
     where m.id = any(p_memory_ids) and m.user_id = coalesce((select auth.uid()), m.user_id)

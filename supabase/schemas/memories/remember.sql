@@ -64,6 +64,11 @@ begin
         raise exception using errcode = '42501', message = 'a signed-in user remembers only for themselves';
     end if;
     v_user := memory_private.writing_user(coalesce(p_user_id, v_scope));
+    -- Stored, a time past the year 9999 could not be read back by a client, and one already past
+    -- would be a memory added and never seen.
+    if p_expires_at <= now() or p_expires_at > now() + interval '100 years' then
+        raise exception using errcode = '22023', message = 'a memory expires in the future, at most 100 years away';
+    end if;
     if p_source_message_id is not null then
         v_reason := memory_private.memory_gate(v_user, p_source_message_id);
         if v_reason is not null then

@@ -83,8 +83,8 @@ declare
     v_ttl interval := coalesce(p_ttl, (memory_private.setting('short_term_ttl') #>> '{}')::interval);
     v_row memory.short_term_state;
 begin
-    if v_ttl <= interval '0' then
-        raise exception using errcode = '22023', message = 'ttl must be positive';
+    if v_ttl <= interval '0' or v_ttl > interval '100 years' then
+        raise exception using errcode = '22023', message = 'ttl must be positive and at most 100 years';
     end if;
     insert into memory.short_term_state (user_id, key, value, expires_at)
     values (memory_private.writing_user(p_user_id), p_key, p_value, now() + v_ttl)

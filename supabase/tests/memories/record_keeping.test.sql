@@ -35,7 +35,10 @@ select tests.remember('b', (select id from memory.memories where content = 'Play
 select is((memory.revise_memory(tests.recall('b')::uuid, 'Plays the cello very well', p_category => '')).category, null, 'an empty category clears it');
 
 -- Search: an expired memory is not 'active'.
-select tests.remember('e', (select memory_id from memory.remember('Visiting Lisbon this week', 'fact', tests.recall('u')::uuid, p_expires_at => now() - interval '1 second')));
+select tests.remember('e', (select memory_id from memory.remember('Visiting Lisbon this week', 'fact', tests.recall('u')::uuid, p_expires_at => now() + interval '1 hour')));
+select tests.clear_authentication();
+update memory.memories set expires_at = now() - interval '1 second' where id = tests.recall('e')::uuid;
+select tests.authenticate_as_service_role();
 select is_empty(
     $$select 1 from memory.search_memories('Lisbon', tests.recall('u')::uuid) as m$$,
     'an expired memory is not found among active ones'

@@ -31,7 +31,7 @@ select is(
     'setting again with a TTL replaces value and expiry'
 );
 select is(memory.short_term_get('clarification') ->> 'question', 'natal or transit?', 'the new value is read');
-select throws_ok($$select memory.short_term_set('k', '1', interval '0')$$, '22023', 'ttl must be positive', 'a zero TTL is refused');
+select throws_ok($$select memory.short_term_set('k', '1', interval '0')$$, '22023', 'ttl must be positive and at most 100 years', 'a zero TTL is refused');
 select throws_ok($$select memory.short_term_set('k', '1', interval '-1 minute')$$, '22023', null, 'a negative TTL is refused');
 select is(memory.short_term_get('never set'), null::jsonb, 'a missing key reads as null');
 
