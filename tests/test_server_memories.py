@@ -155,3 +155,15 @@ def test_backfill_queues_a_month_of_the_users_own_profile(served: Served) -> Non
     assert stranger.http.post("/api/summaries/backfill",
                               params={"profile_id": profile, "year": 2015, "month": 3}).status_code == 404
     assert fay.http.post("/api/summaries/backfill", params={"profile_id": profile, "year": 2015, "month": 13}).status_code == 422
+
+
+def test_an_edit_to_empty_text_is_422_and_makes_no_version(served: Served) -> None:
+    """An empty content is not a missing one: it took the old text, and a new version of the memory
+    superseded it for nothing."""
+    dora = served.person()
+    memory = dora.http.post("/api/memories", json={"content": "Keeps bees", "type": "fact"}).json()["memory"]
+    refused = dora.http.put(f"/api/memories/{memory['id']}", json={"content": ""})
+    assert refused.status_code == 422, refused.text
+    rows = served.postgres_conn.execute(
+        "select content, superseded_by from memory.memories where user_id = %s", [dora.id]).fetchall()
+    assert rows == [("Keeps bees", None)]

@@ -30,6 +30,13 @@ begin
     if p_content is null or p_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'content must not be empty';
     end if;
+    -- Memories used are an answer's (seed 004's metrics count the answers that used some).
+    if p_role = 'user' and cardinality(p_used_memory_ids) > 0 then
+        raise exception using errcode = '22023', message = 'only an answer uses memories';
+    end if;
+    if array_position(p_used_memory_ids, null) is not null then
+        raise exception using errcode = '22023', message = 'a used memory id must not be null';
+    end if;
     insert into memory.messages (
         conversation_id, role, content, metadata, author_id, tool_calls, suggested_values,
         suggested_actions, custom_payload, used_memory_ids

@@ -33,6 +33,9 @@ begin
     if p_assistant_content is null or p_assistant_content !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'response must not be empty';
     end if;
+    if array_position(p_used_memory_ids, null) is not null then
+        raise exception using errcode = '22023', message = 'a used memory id must not be null';
+    end if;
     -- Rows are inserted in the order given: the question opens the turn, the answer joins it.
     with stored as (
         insert into memory.messages as m (

@@ -11,6 +11,10 @@ begin
     if p_external_id is null or p_external_id !~ '[^[:space:]]' then
         raise exception using errcode = '22023', message = 'external user id must not be empty';
     end if;
+    -- Longer, its index entry overflowed (54000, which reads as a limit to retry later).
+    if length(p_external_id) > 255 then
+        raise exception using errcode = '22023', message = 'external user id must be at most 255 characters';
+    end if;
     insert into memory.users (tenant_id, external_id)
     values (p_tenant_id, p_external_id)
     on conflict (tenant_id, external_id) where external_id is not null do nothing

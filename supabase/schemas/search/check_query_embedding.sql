@@ -20,6 +20,12 @@ begin
     if extensions.vector_norm(p_embedding) = 0 then
         raise exception using errcode = '22023', message = 'the query embedding is all zeros: it has no direction';
     end if;
+    -- Vectors are searched in half precision, whose values end at 65,504: a longer query (a model's
+    -- are about 1 long) failed in the cast.
+    if extensions.vector_norm(p_embedding) > 65504 then
+        raise exception using errcode = '22023',
+            message = 'the query embedding is longer than 65,504: its values do not fit half precision';
+    end if;
     return v_dimensions;
 end
 $$;
