@@ -44,7 +44,8 @@ def nested_plans(conn: psycopg.Connection, call: str, params: list[Any], marker:
     finally:
         conn.remove_notice_handler(keep)
     plans = [json.loads(m.split("plan:", 1)[1]) for m in logged if "plan:" in m]
-    found = [p["Plan"] for p in plans if marker in p["Query Text"]]
+    # A statement compiled by JIT says so beside its plan: kept with it.
+    found = [{**p["Plan"], **({"JIT": p["JIT"]} if "JIT" in p else {})} for p in plans if marker in p["Query Text"]]
     assert found, f"no plan logged for a statement containing {marker!r} during {call!r}"
     return found
 

@@ -1,3 +1,55 @@
+-- Why: a claim's users in the order it serves them, from memory_private.job_waiters: for each
+-- kind the first p_batch waiting (least recently served, then by their oldest due job), or the
+-- chosen users' rows; and whether a kind had more. With no sorts, so the users are read in their
+-- index's order whatever the statistics say: a queue goes from a few rows to thousands between two
+-- analyzes, and planned on the few, a claim read every waiting user and sorted them; and a claim of
+-- anyone's work never reads the branch of chosen users. Without JIT: the planner prices the sort
+-- it cannot avoid (the window's, over the few users read) at its disable cost, past JIT's
+-- threshold, and compiling the statement took about 110 ms of every claim.
+create function memory_private.claim_order(
+    p_kinds text[], p_batch integer, p_user_ids uuid[], out users uuid[], out more boolean
+)
+language plpgsql
+stable
+set search_path = ''
+set plan_cache_mode = force_generic_plan
+set enable_sort = off
+set jit = off
+as $$
+begin
+    select coalesce(array_agg(c.user_id order by c.last_served nulls first, c.first_due, c.user_id), '{}'),
+        coalesce(bool_or(c.unread), false)
+    into users, more
+    from (
+        select w.user_id, min(w.last_served) as last_served, min(w.first_due) as first_due,
+            bool_or(w.batch_full) as unread
+        from (
+            select b.user_id, b.last_served, b.first_due,
+                count(*) over (partition by b.kind) = p_batch as batch_full
+            from unnest(p_kinds) as k (kind)
+            cross join lateral (
+                select x.user_id, x.kind, x.last_served, x.first_due
+                from memory_private.job_waiters as x
+                where x.kind = k.kind and x.first_due <= now()
+                order by x.last_served nulls first, x.first_due, x.user_id
+                limit p_batch
+            ) as b
+            where p_user_ids is null
+            union all
+            select x.user_id, x.last_served, x.first_due, false
+            from memory_private.job_waiters as x
+            where p_user_ids is not null
+                and x.user_id = any(p_user_ids) and x.kind = any(p_kinds) and x.first_due <= now()
+        ) as w
+        group by w.user_id
+    ) as c;
+end
+$$;
+
+revoke all on function memory_private.claim_order(text[], integer, uuid[])
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.claim_order(text[], integer, uuid[]) to service_role;
+
 -- Why: workers take a batch of the kinds they handle; `for update skip locked` lets many claim at
 -- once without waiting on or double-taking a job. Jobs are dealt in rounds, one per user, least
 -- recently served first, so one user's backlog never makes everyone else wait. p_user_ids keeps a
@@ -5,10 +57,8 @@
 -- extractions first turns the turns' notes into jobs (memory_private.queue_pending_extractions),
 -- so a question is claimable as soon as a worker asks. The users come in that order from
 -- memory_private.job_waiters, a batch at a time, so a claim reads the users it serves, not every
--- user waiting. Generic plans: plpgsql's own choice planned the claim's reads again on every call.
--- No sorts: the users are read in their index's order. A queue goes from a few rows to thousands
--- between two analyzes, and planned on the few, a claim read every waiting user and sorted them;
--- for the same reason a claim of anyone's work never reads the branch of chosen users.
+-- user waiting (memory_private.claim_order). Generic plans: plpgsql's own choice planned the
+-- claim's reads again on every call.
 create function memory.claim_jobs(
     p_kinds text[], p_worker text, p_limit integer default 1, p_lease interval default null,
     p_user_ids uuid[] default null
@@ -17,7 +67,6 @@ returns table (id bigint, kind text, payload jsonb, user_id uuid, attempts integ
 language plpgsql
 set search_path = ''
 set plan_cache_mode = force_generic_plan
-set enable_sort = off
 as $$
 declare
     v_users uuid[];
@@ -46,32 +95,8 @@ begin
     -- short of the limit and more are waiting. Later rounds go through the users round one served.
     loop
         if v_round = 1 then
-            select coalesce(array_agg(c.user_id order by c.last_served nulls first, c.first_due, c.user_id), '{}'),
-                coalesce(bool_or(c.unread), false)
-            into v_users, v_more
-            from (
-                select w.user_id, min(w.last_served) as last_served, min(w.first_due) as first_due,
-                    bool_or(w.batch_full) as unread
-                from (
-                    select b.user_id, b.last_served, b.first_due,
-                        count(*) over (partition by b.kind) = v_batch as batch_full
-                    from unnest(p_kinds) as k (kind)
-                    cross join lateral (
-                        select x.user_id, x.kind, x.last_served, x.first_due
-                        from memory_private.job_waiters as x
-                        where x.kind = k.kind and x.first_due <= now()
-                        order by x.last_served nulls first, x.first_due, x.user_id
-                        limit v_batch
-                    ) as b
-                    where p_user_ids is null
-                    union all
-                    select x.user_id, x.last_served, x.first_due, false
-                    from memory_private.job_waiters as x
-                    where p_user_ids is not null
-                        and x.user_id = any(p_user_ids) and x.kind = any(p_kinds) and x.first_due <= now()
-                ) as w
-                group by w.user_id
-            ) as c;
+            select o.users, o.more into v_users, v_more
+            from memory_private.claim_order(p_kinds, v_batch, p_user_ids) as o;
         else
             v_users := v_served;
         end if;
