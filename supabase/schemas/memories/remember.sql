@@ -69,6 +69,7 @@ begin
     if p_expires_at <= now() or p_expires_at > now() + interval '100 years' then
         raise exception using errcode = '22023', message = 'a memory expires in the future, at most 100 years away';
     end if;
+    perform memory_private.check_memory_fields(p_type, p_category, p_confidence);
     if p_source_message_id is not null then
         v_reason := memory_private.memory_gate(v_user, p_source_message_id);
         if v_reason is not null then
@@ -98,7 +99,8 @@ begin
     insert into memory.memories (
         user_id, profile_id, content, type, category, confidence, context, source_message_id, pinned, expires_at
     ) values (
-        v_user, v_profile, p_content, p_type, p_category, coalesce(p_confidence, 0.8), coalesce(p_context, '{}'),
+        v_user, v_profile, p_content, p_type, case when p_category ~ '[^[:space:]]' then p_category end,
+        coalesce(p_confidence, 0.8), coalesce(p_context, '{}'),
         p_source_message_id, coalesce(p_pinned, false), p_expires_at
     )
     returning id into v_existing;

@@ -57,6 +57,7 @@ begin
     if not found then
         raise exception using errcode = 'P0002', message = 'memory not found';
     end if;
+    perform memory_private.check_memory_fields(p_type, p_category, p_confidence);
     if not v_old.active then
         raise exception using errcode = '55000', message = 'only an active memory can be revised',
             detail = format('memory %s is %s', p_memory_id,
@@ -69,7 +70,7 @@ begin
     values (
         -- An empty category clears it (null keeps the old one).
         v_old.user_id, v_old.profile_id, coalesce(p_content, v_old.content), coalesce(p_type, v_old.type),
-        nullif(coalesce(p_category, v_old.category), ''),
+        case when coalesce(p_category, v_old.category) ~ '[^[:space:]]' then coalesce(p_category, v_old.category) end,
         coalesce(p_confidence, v_old.confidence), v_old.context, v_old.pinned, v_old.archived, v_old.expires_at,
         p_source_message_id
     )
