@@ -62,33 +62,29 @@ begin
     -- type, a required field missing, a time a client could not read back (or a creation still to
     -- come), or a counter that the next use would overflow refuses the import, the record named.
     begin
-        select format('profile %s: %s', p.id, case
+        select format('profile %s: %s', p.id, f.fault) into v_bad
+        from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
+        cross join lateral (select case
             when p.id is null then 'an id is required'
             when not p.created_at between '1970-01-01' and now() + interval '1 day' then 'created_at out of range'
-        end)
-        into v_bad
-        from jsonb_populate_recordset(null::memory.profiles, p_export -> 'profiles') as p
-        where p.id is null or not p.created_at between '1970-01-01' and now() + interval '1 day'
+        end as fault) as f
+        where f.fault is not null
         limit 1;
-        select coalesce(v_bad, format('memory %s: %s', m.id, case
+        select coalesce(v_bad, format('memory %s: %s', m.id, f.fault)) into v_bad
+        from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
+        cross join lateral (select case
             when m.id is null or m.profile_id is null or m.content is null or m.type is null
                 then 'id, profile_id, content and type are required'
             when not m.confidence between 0 and 1 then 'confidence out of range (0..1)'
             when not m.reference_count between 0 and 1000000 then 'reference_count out of range (0..1,000,000)'
             when pg_catalog.length(m.origin_mode) > 100 then 'origin_mode longer than 100 characters'
             when not m.expires_at between '1970-01-01' and now() + interval '100 years' then 'expires_at out of range'
-            else 'a time out of range (from 1970 to now)'
-        end))
-        into v_bad
-        from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
-        where m.id is null or m.profile_id is null or m.content is null or m.type is null
-            or not m.confidence between 0 and 1 or not m.reference_count between 0 and 1000000
-            or pg_catalog.length(m.origin_mode) > 100
-            or not m.expires_at between '1970-01-01' and now() + interval '100 years'
-            or not m.created_at between '1970-01-01' and now() + interval '1 day'
-            or not m.updated_at between '1970-01-01' and now() + interval '1 day'
-            or not m.last_referenced_at between '1970-01-01' and now() + interval '1 day'
-            or not m.deleted_at between '1970-01-01' and now() + interval '1 day'
+            when exists (
+                select 1 from unnest(array[m.created_at, m.updated_at, m.last_referenced_at, m.deleted_at]) as t (at)
+                where not t.at between '1970-01-01' and now() + interval '1 day'
+            ) then 'a time out of range (from 1970 to now)'
+        end as fault) as f
+        where f.fault is not null
         limit 1;
     exception when data_exception then
         raise exception using errcode = '22023', message = 'not a valid supamem memories export: ' || sqlerrm;
