@@ -114,7 +114,7 @@ class UserMemoryClient:
 
     def set_memory(self, user_id: str, key: str, value: dict[str, Any], tenant_id: TenantKey = None) -> int:
         """Upsert a JSON object under `key`; returns the memory id."""
-        # Jsonb(...) even for a non-dict, so the SQL check (a JSON object) reports it as 23514.
+        # Jsonb(...) even for a non-dict, so kv_set's check (a JSON object) says what is wrong (22023).
         row = self.db.call_one("kv_set", key=key, value=Jsonb(value), user_id=self._user(user_id, tenant_id))
         assert row is not None
         return row["id"]

@@ -7,7 +7,10 @@ negative, zero and huge numbers, infinite times and intervals, JSON of the wrong
 arrays, NULLs. Each call runs in its own transaction, rolled back afterwards, with a statement
 timeout, and must:
 - end with a clear SQLSTATE (a data exception, an integrity or permission error, not found, a
-  limit or a state error), never an internal error, a timeout or a resource error;
+  limit or a state error), never an internal error, a timeout or a resource error; a data or
+  integrity error must say what is wrong: raised by the kit itself, a not-null refusal (which
+  names the column), or the argument's type refusing the value before the kit runs, never a
+  check constraint or a cast inside the kit (which name only a constraint or a type);
 - return nothing of the victim's (their content carries a marker no outsider may read);
 - change nothing of the victim's (every row the victim owns, fingerprinted before the
   transaction rolls back).
@@ -34,6 +37,8 @@ SQL_TEXT = "'); delete from memory.users; --"
 #: Errors a caller may get: data exceptions, integrity, permission, not found, limits, state,
 #: a function of the queue called outside its job, and psycopg's refusal of what it cannot send.
 ALLOWED_CLASSES = ("22", "23", "42501", "P0002", "54000", "55000", "0A000", "2201")
+#: Data and integrity errors, which must come from the kit's own RAISE (see _unclear).
+SAYS_WHAT_IS_WRONG = ("22", "23")
 #: Tables whose rows belong to a user (a user_id column), fingerprinted per call.
 OWNED_TABLES = """
     select format('%I.%I', c.table_schema, c.table_name)
@@ -165,6 +170,17 @@ def _fingerprint(conn: psycopg.Connection, tables: list[str], victim: uuid.UUID)
     return out
 
 
+def _unclear(error: psycopg.Error) -> bool:
+    """A refusal that names only a constraint or a type: a data or integrity error that neither
+    the kit raised, nor a not-null constraint, nor the argument's type before any kit code ran."""
+    state = error.sqlstate or ""
+    if not state.startswith(SAYS_WHAT_IS_WRONG) or state == "23502":
+        return False
+    context = error.diag.context or ""
+    # A parameter's own type refusing it is reported against the portal's parameter.
+    return error.diag.source_function != "exec_stmt_raise" and not context.startswith("unnamed portal parameter")
+
+
 def _act_as(conn: psycopg.Connection, who: uuid.UUID | None) -> None:
     if who is None:
         conn.execute("select set_config('role', 'anon', true), set_config('request.jwt.claims', '', true)")
@@ -213,7 +229,7 @@ def _run(
                             error = exc
                         if error is not None:
                             state = error.sqlstate or "client"
-                            if state != "client" and not state.startswith(ALLOWED_CLASSES):
+                            if state != "client" and (not state.startswith(ALLOWED_CLASSES) or _unclear(error)):
                                 problems.append(f"{where}: {state} {str(error).splitlines()[0][:160]}")
                         if outsiders:
                             _back_to_owner(conn)

@@ -94,7 +94,8 @@ def test_bad_bodies_are_422_and_change_nothing(served: Served) -> None:
     dana = served.person()
     conversation = dana.http.post("/api/conversations", json={"title": "Kept"}).json()["id"]
     too_long = dana.http.put(f"/api/conversations/{conversation}", json={"title": "t" * 501})
-    assert too_long.status_code == 422 and too_long.json()["sqlstate"] == "23514"
+    assert too_long.status_code == 422 and too_long.json()["sqlstate"] == "22023"
+    assert "title must be at most 500 characters" in too_long.text
     assert dana.http.post("/api/conversations", json={"mode": "bogus"}).status_code == 422
     assert dana.http.get("/api/conversations", params={"limit": 0}).status_code == 422
     assert dana.http.get("/api/conversations/not-a-uuid").status_code == 422

@@ -27,11 +27,13 @@ begin
     if p_user_id is not null then
         perform memory_private.check_acting_for(p_conversation_id, p_user_id);
     end if;
-    if p_user_content is null or p_user_content !~ '[^[:space:]]' then
-        raise exception using errcode = '22023', message = 'content must not be empty';
-    end if;
-    if p_assistant_content is null or p_assistant_content !~ '[^[:space:]]' then
-        raise exception using errcode = '22023', message = 'response must not be empty';
+    perform memory_private.check_text('content', p_user_content, 100000);
+    perform memory_private.check_text('response', p_assistant_content, 100000);
+    perform memory_private.check_json('metadata', coalesce(p_metadata, '{}'), 'object', 100000);
+    if coalesce(p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload) is not null then
+        perform memory_private.check_message_payloads(
+            p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload
+        );
     end if;
     if array_position(p_used_memory_ids, null) is not null then
         raise exception using errcode = '22023', message = 'a used memory id must not be null';

@@ -1,4 +1,6 @@
--- Why: defaults that depend on other columns or on the tenant cannot be column defaults.
+-- Why: defaults that depend on other columns or on the tenant cannot be column defaults; and the
+-- columns a caller writes are checked here, on every way in, with a message that says what is
+-- wrong (the table's own checks stay, naming only their constraint).
 create function memory_private.conversation_defaults()
 returns trigger
 language plpgsql
@@ -25,12 +27,24 @@ begin
         end if;
         new.expires_at := new.created_at + new.ttl;
     end if;
+    -- The table's checks of these name only their constraint: say what is wrong.
+    if new.mode not in ('chat', 'astro', 'profile', 'together', 'swiss') then
+        raise exception using errcode = '23514', message = format('unknown conversation mode %L', new.mode),
+            hint = 'One of: chat, astro, profile, together, swiss';
+    end if;
+    if new.window_turns <= 0 then
+        raise exception using errcode = '23514', message = 'window_turns must be positive';
+    end if;
+    if new.title is not null then
+        perform memory_private.check_text('title', new.title, 500);
+    end if;
+    perform memory_private.check_json('metadata', new.metadata, 'object', 100000);
     return new;
 end
 $$;
 
 create trigger conversations_defaults
-before insert or update of user_id, tenant_id on memory.conversations
+before insert or update of user_id, tenant_id, title, mode, metadata, window_turns on memory.conversations
 for each row execute function memory_private.conversation_defaults();
 
 revoke all on function memory_private.conversation_defaults() from public, anon, authenticated, service_role;

@@ -19,28 +19,28 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select is(octet_length(tests.recall('big')), 100001, 'the oversized JSON is one byte over the bound');
 select throws_ok(
     $$select memory.create_conversation(p_title => repeat('t', 501))$$,
-    '23514', null, 'a title over 500 characters is refused'
+    '22023', 'title must be at most 500 characters', 'a title over 500 characters is refused'
 );
 select throws_ok(
     $$select memory.create_conversation(p_title => 'ok', p_metadata => tests.recall('big')::jsonb)$$,
-    '23514', null, 'conversation metadata over 100,000 bytes is refused'
+    '22023', 'metadata must be at most 100000 bytes as JSON text', 'conversation metadata over 100,000 bytes is refused'
 );
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi', p_custom_payload => tests.recall('big')::jsonb)$$,
-    '23514', null, 'a custom payload over 100,000 bytes is refused'
+    '22023', 'custom_payload must be at most 100000 bytes as JSON text', 'a custom payload over 100,000 bytes is refused'
 );
 select throws_ok(
     $$select memory.add_message(tests.recall('conv')::uuid, 'user', 'hi', p_metadata => tests.recall('big')::jsonb)$$,
-    '23514', null, 'message metadata over 100,000 bytes is refused'
+    '22023', 'metadata must be at most 100000 bytes as JSON text', 'message metadata over 100,000 bytes is refused'
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'hi', 'hello', p_suggested_values => tests.recall('big')::jsonb)$$,
-    '23514', null, 'suggested values over 100,000 bytes are refused'
+    '22023', 'suggested_values must be at most 100000 bytes as JSON text', 'suggested values over 100,000 bytes are refused'
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'hi', 'hello',
         p_tool_calls => jsonb_build_array(jsonb_build_object('output', repeat('o', 1000000))))$$,
-    '23514', null, 'tool calls over 1,000,000 bytes are refused'
+    '22023', 'tool_calls must be at most 1000000 bytes as JSON text', 'tool calls over 1,000,000 bytes are refused'
 );
 select lives_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'hi', 'hello',
@@ -49,11 +49,11 @@ select lives_ok(
 );
 select throws_ok(
     $$select memory.kv_set('prefs', tests.recall('big')::jsonb)$$,
-    '23514', null, 'a key-value value over 100,000 bytes is refused'
+    '22023', 'value must be at most 100000 bytes as JSON text', 'a key-value value over 100,000 bytes is refused'
 );
 select throws_ok(
     $$select memory.short_term_set('clarify', tests.recall('big')::jsonb)$$,
-    '23514', null, 'a short-term value over 100,000 bytes is refused'
+    '22023', 'value must be at most 100000 bytes as JSON text', 'a short-term value over 100,000 bytes is refused'
 );
 select throws_ok(
     $$select memory.remember('Likes tea', 'preference', p_context => tests.recall('big')::jsonb)$$,

@@ -1,6 +1,7 @@
 -- memory.messages refuses bad rows on every write path, not only through add_message: content
 -- must contain a non-space character, the role is 'user' or 'assistant', metadata is an object and
--- tool_calls an array, and content is at most 100,000 characters (23514 / 23502).
+-- tool_calls an array, and content is at most 100,000 characters (23514 / 23502; add_turn says
+-- which message is too long, 22023).
 begin;
 select plan(12);
 
@@ -48,11 +49,11 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, repeat('x', 100001), 'answer')$$,
-    '23514', null, 'a question of more than 100,000 characters is refused'
+    '22023', 'content must be at most 100000 characters', 'a question of more than 100,000 characters is refused'
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'question', repeat('y', 100001))$$,
-    '23514', null, 'an answer of more than 100,000 characters is refused, and the question with it'
+    '22023', 'response must be at most 100000 characters', 'an answer of more than 100,000 characters is refused, and the question with it'
 );
 
 -- None of the refused rows was written, and none took a turn number.

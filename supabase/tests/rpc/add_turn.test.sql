@@ -69,7 +69,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, 'Orphan question?', 'Bad tools', p_tool_calls => '{"not": "an array"}')$$,
-    '23514', null, 'an answer the table refuses (tool_calls not an array) fails the turn'
+    '22023', 'tool_calls must be a JSON array, not object', 'an answer refused (tool_calls not an array) fails the turn'
 );
 select is_empty(
     $$select id from memory.messages where conversation_id = tests.recall('conv')::uuid and content = 'Orphan question?'$$,

@@ -41,7 +41,7 @@ select ok(
 );
 select throws_ok(
     $$select memory.create_conversation(p_mode => 'karaoke')$$,
-    '23514', null, 'an unknown mode is refused'
+    '23514', 'unknown conversation mode ''karaoke''', 'an unknown mode is refused, named'
 );
 select throws_ok(
     $$select memory.create_conversation(p_profile_id => tests.recall('stranger_profile')::uuid)$$,
@@ -49,7 +49,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory.create_conversation(p_window_turns => 0)$$,
-    '23514', null, 'a window of 0 turns is refused'
+    '23514', 'window_turns must be positive', 'a window of 0 turns is refused'
 );
 -- A non-positive TTL must be reported as the bad input it is (23514, the ttl check), not as an
 -- RLS violation of the already-expired row it would create.

@@ -33,8 +33,9 @@ select results_eq(
     array['pet', 'preferences'],
     'kv_list returns the owner''s keys in order'
 );
-select throws_ok($$select memory.kv_set('bad', '"not an object"')$$, '23514', null, 'a value must be a JSON object');
-select throws_ok($$select memory.kv_set('  ', '{}')$$, '23514', null, 'a key must not be blank');
+select throws_ok($$select memory.kv_set('bad', '"not an object"')$$, '22023', 'value must be a JSON object, not string',
+    'a value must be a JSON object');
+select throws_ok($$select memory.kv_set('  ', '{}')$$, '22023', 'key must not be empty', 'a key must not be blank');
 select lives_ok($$select memory.kv_delete('pet')$$, 'kv_delete removes a key');
 select throws_ok($$select memory.kv_delete('pet')$$, 'P0002', 'memory key ''pet'' not found', 'deleting a missing key is not found');
 

@@ -18,7 +18,7 @@ select tests.authenticate_as(tests.recall('owner')::uuid);
 select is((memory.state_set('active')).mode, 'active', 'state_set stores the mode');
 select is((memory.state_set('halted')).mode, 'halted', 'state_set again overwrites it');
 select results_eq($$select mode from memory.state_get()$$, array['halted'], 'state_get returns the one current mode');
-select throws_ok($$select memory.state_set('')$$, '23514', null, 'a blank mode is refused');
+select throws_ok($$select memory.state_set('')$$, '22023', 'mode must not be empty', 'a blank mode is refused');
 select lives_ok($$select memory.state_delete()$$, 'state_delete removes the mode');
 select is_empty($$select * from memory.state_get()$$, 'after delete there is no state');
 select throws_ok($$select memory.state_delete()$$, 'P0002', 'user state not found', 'deleting a missing state is not found');

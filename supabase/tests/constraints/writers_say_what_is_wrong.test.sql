@@ -1,0 +1,63 @@
+-- The writers check their input and say what is wrong where the tables' check constraints named
+-- only the constraint (messages_metadata_check, messages_tool_calls_check, user_kv_key_check,
+-- user_kv_value_check, user_state_mode_check): the type of a message's metadata and tool calls, a
+-- key-value key and value, a short-term key, a state's mode. Nothing is written. Sizes:
+-- hostile_input_is_refused and message_content_and_role; a conversation's mode and window:
+-- rpc/create_conversation.test.sql. A conversation's title, metadata and mode are checked when
+-- updated through the Data API too.
+begin;
+select plan(19);
+
+select tests.create_cast('writers-say');
+select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
+select tests.authenticate_as(tests.recall('owner')::uuid);
+
+select throws_ok(format($$select memory.add_turn(%L, 'Hi', ' ')$$, tests.recall('conv')),
+    '22023', 'response must not be empty', 'a blank answer is refused');
+select throws_ok(format($$select memory.add_turn(%L, 'Hi', 'Hello', '[1]')$$, tests.recall('conv')),
+    '22023', 'metadata must be a JSON object, not array', 'metadata that is not an object');
+select throws_ok(format($$select memory.add_turn(%L, 'Hi', 'Hello', p_tool_calls => '{}')$$, tests.recall('conv')),
+    '22023', 'tool_calls must be a JSON array, not object', 'tool calls that are not an array');
+select throws_ok(format($$select memory.add_message(%L, 'user', %L)$$, tests.recall('conv'), repeat('x', 100001)),
+    '22023', 'content must be at most 100000 characters', 'add_message checks the same');
+select throws_ok(format($$select memory.add_message(%L, 'user', 'Hi', '"text"')$$, tests.recall('conv')),
+    '22023', 'metadata must be a JSON object, not string', 'and its metadata');
+select lives_ok(
+    format($$select memory.add_turn(%L, %L, 'Hello', p_tool_calls => '[]', p_suggested_values => '{"a": 1}')$$,
+        tests.recall('conv'), repeat('x', 100000)),
+    'a question of 100,000 characters with payloads of the right shape is stored'
+);
+select is((select count(*) from memory.messages where conversation_id = tests.recall('conv')::uuid), 2::bigint,
+    'only that turn was written');
+
+select throws_ok($$select memory.kv_set(' ', '{}')$$, '22023', 'key must not be empty', 'a blank key');
+select throws_ok(format($$select memory.kv_set(%L, '{}')$$, repeat('k', 201)), '22023',
+    'key must be at most 200 characters', 'a key past 200 characters');
+select throws_ok($$select memory.kv_set('prefs', '[1, 2]')$$, '22023', 'value must be a JSON object, not array',
+    'a value that is not an object');
+select throws_ok($$select memory.kv_set('prefs', null)$$, '22023', 'value must be a JSON object, not missing',
+    'or no value');
+select throws_ok($$select memory.short_term_set(null, '1')$$, '22023', 'key must not be empty',
+    'a short-term value without a key');
+select throws_ok($$select memory.state_set('')$$, '22023', 'mode must not be empty', 'an empty state');
+select throws_ok(format($$select memory.state_set(%L)$$, repeat('m', 101)), '22023',
+    'mode must be at most 100 characters', 'a state past 100 characters');
+select is(
+    (select count(*) from memory.user_kv where user_id = tests.recall('owner')::uuid)
+    + (select count(*) from memory.short_term_state where user_id = tests.recall('owner')::uuid)
+    + (select count(*) from memory.user_state where user_id = tests.recall('owner')::uuid),
+    0::bigint, 'no value, short-term value or state was written'
+);
+
+-- A conversation's columns are checked on every way in, an update through the Data API too.
+select throws_ok(format($$update memory.conversations set title = %L where id = %L$$, repeat('t', 501),
+    tests.recall('conv')), '22023', 'title must be at most 500 characters', 'a title past 500 characters');
+select throws_ok(format($$update memory.conversations set metadata = '[1]' where id = %L$$, tests.recall('conv')),
+    '22023', 'metadata must be a JSON object, not array', 'conversation metadata that is not an object');
+select throws_ok(format($$update memory.conversations set mode = 'party' where id = %L$$, tests.recall('conv')),
+    '23514', 'unknown conversation mode ''party''', 'an unknown mode');
+select is((select title from memory.conversations where id = tests.recall('conv')::uuid), null, 'the title is as it was');
+select tests.clear_authentication();
+
+select * from finish();
+rollback;
