@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from jobs.llm import HTTPTransport, LLMBadResponse, LLMConfigError, LLMRequestError, LLMSettings, Retry
+from jobs.llm import INPUT_REFUSALS, HTTPTransport, LLMBadResponse, LLMConfigError, LLMRequestError, LLMSettings, Retry
 
 __all__ = ["OFFLINE_EMBEDDING_MODEL", "EmbeddingClient", "EmbeddingDimensionError", "OfflineEmbeddings", "Refused"]
 
@@ -50,9 +50,6 @@ __all__ = ["OFFLINE_EMBEDDING_MODEL", "EmbeddingClient", "EmbeddingDimensionErro
 OFFLINE_EMBEDDING_MODEL = "offline-hash-384"
 #: Texts per request; servers cap a request's inputs (OpenAI at 2,048).
 MAX_BATCH = 64
-#: What servers answer when the input is the problem (OpenAI 400, text-embeddings-inference 413
-#: and 422 for a text past the model's tokens); 401, 403 and 404 are configuration.
-INPUT_REFUSALS = frozenset({400, 413, 422})
 
 
 class EmbeddingDimensionError(LLMConfigError):

@@ -8,7 +8,8 @@ LLM client's API (`jobs.llm`, `jobs.prompts`, `jobs.schemas`); the worker sees o
 `run_job()`, `ClaimedJob`, `JobResult` and two neutral exceptions:
 
 - `JobFailed`: this attempt failed and the job should be retried later (`memory.fail_job`), with
-  `retry_after` seconds when the provider said so (HTTP 429 / 503 Retry-After);
+  `retry_after` seconds when the provider said so (HTTP 429 / 503 Retry-After), or, `final`, not
+  at all (HTTP 400, 413, 422: the provider refuses the request itself);
 - `ConfigurationError`: no job can succeed with this worker's configuration (bad API key, base
   URL or model): the worker hands its jobs back and stops instead of burning their attempts.
 
@@ -31,6 +32,7 @@ from typing import Any
 
 from jobs.embeddings import EmbeddingClient, Refused
 from jobs.llm import (
+    INPUT_REFUSALS,
     LLMBadResponse,
     LLMClient,
     LLMConfigError,
@@ -68,11 +70,13 @@ KIND_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 class JobFailed(Exception):
-    """This attempt failed; retry the job later (after `retry_after` seconds if known)."""
+    """This attempt failed; retry the job later (after `retry_after` seconds if known), or, when
+    `final`, never: the same request would fail the same way."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, retry_after: float | None = None, final: bool = False) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.final = final
 
 
 class ConfigurationError(Exception):
@@ -278,7 +282,9 @@ def run_job(
     except LLMRequestError as exc:
         if exc.status in (401, 403, 404):  # key, access or model/URL: every job would fail the same way
             raise ConfigurationError(str(exc)) from exc
-        raise JobFailed(f"LLM request rejected: {exc}") from exc
+        # The request itself was refused (malformed, too large, unprocessable): sent again, the same
+        # job's request is refused again, so the job goes to the dead letters at once.
+        raise JobFailed(f"LLM request rejected: {exc}", final=exc.status in INPUT_REFUSALS) from exc
     except LLMRateLimited as exc:
         raise JobFailed(f"LLM rate limited: {exc}", retry_after=exc.retry_after) from exc
     except LLMServerError as exc:

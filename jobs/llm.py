@@ -55,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from jobs.schemas import strict_json_schema
 
 __all__ = [
+    "INPUT_REFUSALS",
     "DEFAULT_BASE_URL",
     "LLMSettings",
     "Usage",
@@ -86,6 +87,12 @@ T = TypeVar("T", bound=BaseModel)
 
 
 # --- errors -------------------------------------------------------------------------------------------
+
+
+#: What servers answer when the input is the problem (OpenAI 400, text-embeddings-inference 413
+#: and 422 for a text past the model's tokens): sent again, the same request is refused again.
+#: 401, 403 and 404 are configuration.
+INPUT_REFUSALS = frozenset({400, 413, 422})
 
 
 class LLMError(Exception):

@@ -11,7 +11,8 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
 
 - a heartbeat extends the lease of each running job every lease/3 seconds;
 - a failure goes back with `memory.fail_job` (exponential backoff in SQL, or the provider's
-  Retry-After), which dead-letters the job after max_attempts;
+  Retry-After), which dead-letters the job after max_attempts, or at once when the provider
+  refused the request itself (HTTP 400, 413, 422: the same request would be refused again);
 - a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
@@ -492,7 +493,7 @@ class Worker:
             )
             return "error", None
         except JobFailed as exc:
-            return self._fail(running, str(exc), exc.retry_after), None
+            return self._fail(running, str(exc), exc.retry_after, final=exc.final), None
         except SupamemError as exc:
             if _lease_lost(exc, job):
                 level = logging.INFO if running.abandoned else logging.WARNING
@@ -560,8 +561,10 @@ class Worker:
         )
         return "deferred"
 
-    def _fail(self, running: _Running, error: str, retry_after: float | None) -> str:
+    def _fail(self, running: _Running, error: str, retry_after: float | None, *, final: bool = False) -> str:
         params: dict[str, Any] = {"p_error": error}
+        if final:
+            params["p_final"] = True
         if retry_after is not None:
             params["p_retry_after"] = f"{max(0.0, retry_after)} seconds"
         status = self._hand_back(running, "fail_job", params, error, "failed")

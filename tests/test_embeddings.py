@@ -368,7 +368,9 @@ def test_a_server_that_refuses_every_text_refuses_no_row(kit: JobKit, database_u
         _restore_model(kit)
     assert _vectors(kit, user_id) == []
     (job,) = kit.jobs("embed")
-    assert (job["status"], job["attempts"]) == ("queued", 1)  # failed, to be retried
+    # Refused for its input: sent again it would be refused again, so it is dead at once (and an
+    # embed job is queued again an hour after it died).
+    assert (job["status"], job["attempts"]) == ("dead", 1)
     assert TOO_LONG in job["last_error"]
 
 

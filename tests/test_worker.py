@@ -530,6 +530,27 @@ def test_failures_back_off_then_dead_letter(
     assert stats["title"]["dead"] >= 1
 
 
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_a_request_the_provider_refuses_is_dead_at_once(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, status: int
+) -> None:
+    """The provider refuses the request itself: sent again, it is refused again, so the job is
+    dead-lettered at its first attempt, with one model call, its other attempts unspent."""
+    user_id, profile_id = kit.user()
+    kit.conversation(user_id, profile_id, [("Hello there", "Hi!")])
+    (job,) = kit.jobs("title")
+    kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
+    fake_llm.status = status
+    assert kit.make_due() == 1
+    worker = run_worker(tmp_path, openai_env(database_url, fake_llm), "--once", "--kinds", "title", "--json",
+                        *kit.worker_args)
+    after = kit.job(job["id"])
+    assert (after["status"], after["attempts"]) == ("dead", 1) and after["max_attempts"] > 1
+    assert str(status) in after["last_error"] and after["finished_at"] is not None
+    assert fake_llm.received == 1
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"dead": 1}}
+
+
 # --- summaries: backfill and the schedulers --------------------------------------------------------
 
 

@@ -11,7 +11,7 @@
 -- Time is frozen (now() is the transaction's start); a lease "expires" by setting leased_until in
 -- the past, and a retry "becomes due" by setting run_after to now(), both as postgres.
 begin;
-select plan(73);
+select plan(75);
 
 -- The settings this file depends on, set explicitly.
 update memory_private.settings set value = '"10 seconds"' where key = 'job_backoff_base';
@@ -22,7 +22,7 @@ update memory_private.settings set value = '5' where key = 'job_max_attempts';
 update memory_private.settings set value = value || '[
     "test_qf_dedup", "test_qf_dedup_other", "test_qf_nokey", "test_qf_replace_queued", "test_qf_replace_running",
     "test_qf_replace_done", "test_qf_replace_dead", "test_qf_claim", "test_qf_claim_other", "test_qf_claim_users",
-    "test_qf_backoff", "test_qf_backoff_cap", "test_qf_backoff_overflow", "test_qf_dead", "test_qf_release",
+    "test_qf_backoff", "test_qf_backoff_cap", "test_qf_backoff_overflow", "test_qf_dead", "test_qf_final", "test_qf_release",
     "test_qf_defer", "test_qf_reap", "test_qf_prune", "test_kind_x", "test_kind_y"
 ]'::jsonb
 where key = 'job_kinds';
@@ -347,6 +347,22 @@ select results_eq(
     from memory_private.jobs where id = tests.recall('fd')::bigint$$,
     $$values ('dead', 2, 'second', now(), now(), now() - interval '1 minute', null::timestamptz, null::text)$$,
     'a dead job keeps its last error, is finished, and gets no new run_after'
+);
+
+-- A final failure (the provider refused the request itself) is dead at its first attempt of 5.
+select tests.remember('ff', memory_private.enqueue('test_qf_final', '{}'));
+select tests.clear_authentication();
+update memory_private.jobs set run_after = now() - interval '1 minute' where id = tests.recall('ff')::bigint;
+select tests.authenticate_as_service_role();
+select memory.claim_jobs(array['test_qf_final'], 'fail-worker');
+select is(
+    memory.fail_job(tests.recall('ff')::bigint, 'fail-worker', 'HTTP 400', p_final => true), 'dead',
+    'a final failure is dead at once'
+);
+select results_eq(
+    $$select status, attempts, max_attempts, finished_at from memory_private.jobs where id = tests.recall('ff')::bigint$$,
+    $$values ('dead', 1, 5, now())$$,
+    'with its other attempts unspent'
 );
 select is_empty(
     $$select id from memory.claim_jobs(array['test_qf_dead'], 'fail-worker')$$,
