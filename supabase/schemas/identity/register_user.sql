@@ -1,6 +1,8 @@
 -- Why: a Supabase Auth user needs its `memory.users` row before its first conversation. Signed-in
 -- users register only themselves and never pick a tenant; service_role may place them in one. Any
--- conflict means the user is already there, so two concurrent first requests both succeed.
+-- conflict means the user is already there, so two concurrent first requests both succeed; but a
+-- user already in another tenant (or in none) is not moved by registering, and the caller that
+-- named a tenant is told so (55000) instead of believing the user is in it.
 create function memory.register_user(p_user_id uuid default null, p_tenant_id uuid default null)
 returns uuid
 language plpgsql
@@ -14,6 +16,12 @@ begin
         insert into memory.users (id, auth_user_id) values (v_id, v_id) on conflict do nothing;
     else
         insert into memory.users (id, auth_user_id, tenant_id) values (v_id, v_id, p_tenant_id) on conflict do nothing;
+        if not found and exists (
+            select 1 from memory.users as u where u.id = v_id and u.tenant_id is distinct from p_tenant_id
+        ) then
+            raise exception using errcode = '55000', message = format('user %s is registered in another tenant', v_id),
+                hint = 'Registering does not move a user: update memory.users.tenant_id to move them.';
+        end if;
     end if;
     return v_id;
 end

@@ -1,8 +1,9 @@
 -- memory.register_user(user, tenant): creates the memory.users row of a Supabase Auth user. A
 -- signed-in user registers only themselves and never chooses a tenant (42501); registering twice
--- is harmless; service_role registers anyone, in any tenant.
+-- is harmless; service_role registers anyone, in any tenant, but a user already in another tenant
+-- (or in none) is refused with 55000, not silently left where they are.
 begin;
-select plan(12);
+select plan(16);
 
 select tests.create_cast('rpc-register');
 select tests.remember('newcomer', tests.create_auth_user('rpc-register.newcomer@supamem.test'));
@@ -57,6 +58,26 @@ select results_eq(
     'service_role places the user in the tenant it names'
 );
 select throws_ok($$select memory.register_user()$$, '22023', 'user id required', 'service_role must pass p_user_id');
+select is(
+    memory.register_user(tests.recall('placed')::uuid, tests.recall('tenant_b')::uuid), tests.recall('placed')::uuid,
+    'registering again in the same tenant is harmless'
+);
+select throws_ok(
+    format($$select memory.register_user(%L, %L)$$, tests.recall('placed'), tests.recall('tenant_a')),
+    '55000', format('user %s is registered in another tenant', tests.recall('placed')),
+    'registering a user of tenant B in tenant A is refused, not ignored'
+);
+select throws_ok(
+    format($$select memory.register_user(%L, %L)$$, tests.recall('newcomer'), tests.recall('tenant_a')),
+    '55000', format('user %s is registered in another tenant', tests.recall('newcomer')),
+    'so is placing a user registered in no tenant'
+);
+select results_eq(
+    $$select tenant_id from memory.users where id in (tests.recall('placed')::uuid, tests.recall('newcomer')::uuid)
+    order by id = tests.recall('placed')::uuid$$,
+    $$values (null::uuid), (tests.recall('tenant_b')::uuid)$$,
+    'neither moved'
+);
 
 select * from finish();
 rollback;

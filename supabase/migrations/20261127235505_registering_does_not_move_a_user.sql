@@ -1,0 +1,31 @@
+-- Registering a user already in another tenant (or in none) into a tenant is refused with 55000:
+-- it was ignored, and the caller took the user for one of the tenant it named.
+set check_function_bodies = off;
+
+create or replace function memory.register_user(p_user_id uuid default null::uuid, p_tenant_id uuid default null::uuid)
+returns uuid
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_id uuid := memory_private.acting_user(p_user_id);
+begin
+    -- Two statements: a signed-in user may insert only id and auth_user_id (column grants).
+    if p_tenant_id is null then
+        insert into memory.users (id, auth_user_id) values (v_id, v_id) on conflict do nothing;
+    else
+        insert into memory.users (id, auth_user_id, tenant_id) values (v_id, v_id, p_tenant_id) on conflict do nothing;
+        if not found and exists (
+            select 1 from memory.users as u where u.id = v_id and u.tenant_id is distinct from p_tenant_id
+        ) then
+            raise exception using errcode = '55000', message = format('user %s is registered in another tenant', v_id),
+                hint = 'Registering does not move a user: update memory.users.tenant_id to move them.';
+        end if;
+    end if;
+    return v_id;
+end
+$function$;
+
+
+revoke all on function memory.register_user(uuid, uuid) from public, anon, authenticated, service_role;
+grant execute on function memory.register_user(uuid, uuid) to authenticated, service_role;
