@@ -1,6 +1,7 @@
 -- Why: seed 004's compare-yearly-patterns, on demand when a month is viewed: the stored
 -- comparison if there is one, else a queued job composing it from the two stored monthly
--- summaries (never from raw memories).
+-- summaries (never from raw memories). A month that cannot exist is refused (22023), not
+-- answered as one whose summaries are missing.
 create function memory.compare_year(p_profile_id uuid, p_year integer, p_month integer)
 returns jsonb
 language plpgsql
@@ -13,6 +14,10 @@ begin
     select p.* into v_profile from memory.profiles as p where p.id = p_profile_id;
     if not found then
         raise exception using errcode = 'P0002', message = 'profile not found';
+    end if;
+    if p_month is null or p_month not between 1 and 12 or p_year is null or p_year not between 1971 and 9999 then
+        raise exception using errcode = '22023', message = 'year and month out of range',
+            hint = 'A month is 1 to 12 of a year from 1971 to 9999 (compared with the year before).';
     end if;
     select y.* into v_existing from memory.yearly_comparisons as y
     where y.profile_id = p_profile_id and y.year = p_year and y.month = p_month;

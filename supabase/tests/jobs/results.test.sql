@@ -7,7 +7,7 @@
 -- Jobs are leased here by setting them running as postgres, so each step holds exactly the job it
 -- means (the owner has several jobs of one kind); claim_jobs itself is tested in queue_functions.
 begin;
-select plan(47);
+select plan(49);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 -- Every kind is queued (job_kinds), and one kind job_input does not know.
@@ -356,6 +356,10 @@ select tests.clear_authentication();
 insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary, cognitive_summary, key_themes)
 values (tests.recall('owner')::uuid, tests.recall('profile')::uuid, 2025, 3, 'March 2025 was quiet.', 'Few plans.', '{rest}');
 select tests.authenticate_as_service_role();
+select throws_ok(format($$select memory.compare_year(%L, 2026, 13)$$, tests.recall('profile')), '22023',
+    'year and month out of range', 'a month 13 is refused, not reported as a month without summaries');
+select throws_ok(format($$select memory.compare_year(%L, 1970, 3)$$, tests.recall('profile')), '22023',
+    'year and month out of range', 'so is a year with no year before it to compare');
 select is(memory.compare_year(tests.recall('profile')::uuid, 2026, 3) ->> 'status', 'queued', 'with both months summarised, compare_year queues');
 select tests.remember('j_compare', (select id from memory_private.jobs where kind = 'compare_year' and user_id = tests.recall('owner')::uuid));
 select tests.clear_authentication();
