@@ -59,6 +59,16 @@ from .errors import DatabaseUnavailableError, SupamemError, from_psycopg
 
 log = logging.getLogger(__name__)
 
+
+def _json_loads(data: str | bytes) -> Any:
+    """pydantic's parser, and the standard library's for what it refuses: it stops at 200 levels of
+    nesting, and a row stored that deep (by a direct table write) would otherwise fail every read
+    of it."""
+    try:
+        return from_json(data)
+    except ValueError:
+        return json.loads(data)
+
 DEFAULT_DATABASE_URL = "postgresql://postgres:postgres@127.0.0.1:54322/postgres"
 SCHEMA = "memory"
 
@@ -219,7 +229,7 @@ class Database:
         conn.prepare_threshold = self.prepare_threshold
         # Every message row carries jsonb columns: the standard library's parser took about a third
         # of the client's time reading a 20-message window, pydantic's parser a sixth of that.
-        set_json_loads(from_json, conn)
+        set_json_loads(_json_loads, conn)
         if not self.role_per_transaction:
             conn.execute("set role service_role")
 

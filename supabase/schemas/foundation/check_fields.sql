@@ -20,8 +20,9 @@ $$;
 revoke all on function memory_private.check_text(text, text, integer) from public, anon, authenticated, service_role;
 grant execute on function memory_private.check_text(text, text, integer) to authenticated, service_role;
 
--- A value of the JSON type given (none: any type, and no value passes) and of at most p_max_bytes
--- as text.
+-- A value of the JSON type given (none: any type, and no value passes), of at most p_max_bytes as
+-- text, nested at most 64 levels deep: clients parse JSON recursively and stop somewhere (pydantic's
+-- parser at 200 levels), and a value they cannot read fails every read of the row that holds it.
 create function memory_private.check_json(p_what text, p_value jsonb, p_type text, p_max_bytes integer)
 returns void
 language plpgsql
@@ -37,6 +38,9 @@ begin
     if octet_length(p_value::text) > p_max_bytes then
         raise exception using errcode = '22023',
             message = format('%s must be at most %s bytes as JSON text', p_what, p_max_bytes);
+    end if;
+    if jsonb_path_exists(p_value, 'strict $.**{64}') then
+        raise exception using errcode = '22023', message = format('%s must nest at most 64 levels deep', p_what);
     end if;
 end
 $$;

@@ -61,17 +61,17 @@ select throws_ok(
 );
 select throws_ok(
     $$update memory.profiles set attributes = tests.recall('big')::jsonb where id = tests.recall('profile')::uuid$$,
-    '23514', null, 'profile attributes over 100,000 bytes are refused'
+    '22023', 'attributes must be at most 100000 bytes as JSON text', 'profile attributes over 100,000 bytes are refused'
 );
 
 -- Zones name places; POSIX offsets are refused.
 select throws_ok(
     $$update memory.profiles set timezone = '+25:00' where id = tests.recall('profile')::uuid$$,
-    '23514', null, 'an offset is not a zone'
+    '22023', 'unknown time zone ''+25:00''', 'an offset is not a zone'
 );
 select throws_ok(
     $$update memory.profiles set timezone = 'AAA-167:59:59' where id = tests.recall('profile')::uuid$$,
-    '23514', null, 'a POSIX zone specification is not a zone'
+    '22023', 'unknown time zone ''AAA-167:59:59''', 'a POSIX zone specification is not a zone'
 );
 select lives_ok(
     $$update memory.profiles set timezone = 'Etc/GMT+5' where id = tests.recall('profile')::uuid$$,

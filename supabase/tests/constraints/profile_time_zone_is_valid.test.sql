@@ -1,4 +1,4 @@
--- A profile's time zone is one Postgres can resolve (23514 otherwise): weekly and monthly
+-- A profile's time zone is one Postgres can resolve (22023 otherwise, naming it): weekly and monthly
 -- summaries are cut at the profile's local week and month boundaries.
 begin;
 select plan(6);
@@ -17,19 +17,19 @@ select lives_ok(
 );
 select throws_ok(
     $$insert into memory.profiles (user_id, name, timezone) values (tests.recall('owner')::uuid, 'Mars', 'Mars/Olympus_Mons')$$,
-    '23514', null, 'an unknown zone is refused'
+    '22023', 'unknown time zone ''Mars/Olympus_Mons''', 'an unknown zone is refused'
 );
 select throws_ok(
     $$insert into memory.profiles (user_id, name, timezone) values (tests.recall('owner')::uuid, 'Blank', '')$$,
-    '23514', null, 'an empty zone is refused'
+    '22023', 'unknown time zone ''''', 'an empty zone is refused'
 );
 select throws_ok(
     $$update memory.profiles set timezone = 'Nowhere/Atlantis' where user_id = tests.recall('owner')::uuid and name = 'Manila'$$,
-    '23514', null, 'an update to an unknown zone is refused'
+    '22023', 'unknown time zone ''Nowhere/Atlantis''', 'an update to an unknown zone is refused'
 );
 select throws_ok(
     $$insert into memory.profiles (user_id, name, attributes) values (tests.recall('owner')::uuid, 'List', '[]')$$,
-    '23514', null, 'profile attributes must be a JSON object'
+    '22023', 'attributes must be a JSON object, not array', 'profile attributes must be a JSON object'
 );
 
 select * from finish();

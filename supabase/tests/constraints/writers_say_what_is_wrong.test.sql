@@ -1,12 +1,14 @@
 -- The writers check their input and say what is wrong where the tables' check constraints named
 -- only the constraint (messages_metadata_check, messages_tool_calls_check, user_kv_key_check,
 -- user_kv_value_check, user_state_mode_check): the type of a message's metadata and tool calls, a
--- key-value key and value, a short-term key, a state's mode. Nothing is written. Sizes:
+-- key-value key and value, a short-term key, a state's mode, and JSON nested past 64 levels (which
+-- clients stop parsing somewhere: pydantic's parser at 200). Nothing is written. Sizes:
 -- hostile_input_is_refused and message_content_and_role; a conversation's mode and window:
 -- rpc/create_conversation.test.sql. A conversation's title, metadata and mode are checked when
--- updated through the Data API too.
+-- updated through the Data API too, and a profile's name and attributes (its time zone:
+-- profile_time_zone_is_valid).
 begin;
-select plan(19);
+select plan(24);
 
 select tests.create_cast('writers-say');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
@@ -27,10 +29,22 @@ select lives_ok(
         tests.recall('conv'), repeat('x', 100000)),
     'a question of 100,000 characters with payloads of the right shape is stored'
 );
-select is((select count(*) from memory.messages where conversation_id = tests.recall('conv')::uuid), 2::bigint,
-    'only that turn was written');
+select throws_ok(
+    format($$select memory.add_turn(%L, 'Hi', 'Hello', %L::jsonb)$$, tests.recall('conv'),
+        '{"a": ' || repeat('[', 64) || repeat(']', 64) || '}'),
+    '22023', 'metadata must nest at most 64 levels deep', 'metadata nested deeper than 64 levels'
+);
+select lives_ok(
+    format($$select memory.add_turn(%L, 'Hi', 'Hello', %L::jsonb)$$, tests.recall('conv'),
+        '{"a": ' || repeat('[', 62) || repeat(']', 62) || '}'),
+    'metadata 63 levels deep is stored'
+);
+select is((select count(*) from memory.messages where conversation_id = tests.recall('conv')::uuid), 4::bigint,
+    'only those two turns were written');
 
 select throws_ok($$select memory.kv_set(' ', '{}')$$, '22023', 'key must not be empty', 'a blank key');
+select throws_ok(format($$select memory.kv_set('deep', %L)$$, '{"a": ' || repeat('[', 300) || repeat(']', 300) || '}'),
+    '22023', 'value must nest at most 64 levels deep', 'a value nested 300 levels deep');
 select throws_ok(format($$select memory.kv_set(%L, '{}')$$, repeat('k', 201)), '22023',
     'key must be at most 200 characters', 'a key past 200 characters');
 select throws_ok($$select memory.kv_set('prefs', '[1, 2]')$$, '22023', 'value must be a JSON object, not array',
@@ -57,6 +71,16 @@ select throws_ok(format($$update memory.conversations set metadata = '[1]' where
 select throws_ok(format($$update memory.conversations set mode = 'party' where id = %L$$, tests.recall('conv')),
     '23514', 'unknown conversation mode ''party''', 'an unknown mode');
 select is((select title from memory.conversations where id = tests.recall('conv')::uuid), null, 'the title is as it was');
+-- So is a profile's (memory_private.check_profile).
+select throws_ok(
+    format($$insert into memory.profiles (user_id, attributes) values (%L, %L)$$, tests.recall('owner'),
+        '{"a": ' || repeat('[', 100) || repeat(']', 100) || '}'),
+    '22023', 'attributes must nest at most 64 levels deep', 'profile attributes nested 100 levels deep'
+);
+select throws_ok(
+    format($$insert into memory.profiles (user_id, name) values (%L, ' ')$$, tests.recall('owner')),
+    '22023', 'name must not be empty', 'a blank profile name'
+);
 select tests.clear_authentication();
 
 select * from finish();
