@@ -91,6 +91,16 @@ begin
             hint = 'Each message is an object with conversation_id, role and content, and may have created_at, '
                 || 'author_id, metadata, tool_calls, suggested_values, suggested_actions and custom_payload.';
     end if;
+    -- The writers' JSON nests at most 64 levels (memory_private.check_json); a message adds one.
+    select e.ord into v_bad
+    from jsonb_array_elements(p_messages) with ordinality as e (doc, ord)
+    where jsonb_path_exists(e.doc, 'strict $.**{65}')
+    order by e.ord
+    limit 1;
+    if found then
+        raise exception using errcode = '22023',
+            message = format('message %s nests deeper than 64 levels', v_bad.ord);
+    end if;
     -- Locked in one order, so imports and turns into the same conversations cannot deadlock; the
     -- turn each conversation had is kept to find the imported turns afterwards.
     select jsonb_object_agg(l.id, l.last_turn) into v_before

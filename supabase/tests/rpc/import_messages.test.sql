@@ -4,7 +4,7 @@
 -- service role imports. Bad input is refused whole. The numbering trigger stands aside only for the
 -- import's own insert: setting memory.importing yourself changes nothing.
 begin;
-select plan(31);
+select plan(32);
 
 update memory_private.settings set value = '["extract", "summarize_conversation", "title"]' where key = 'job_kinds';
 select tests.create_cast('rpc-import');
@@ -166,6 +166,13 @@ select throws_ok(
         jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', 'ok'),
         jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', 'x', 'turn_number', 1)))$$,
     '22023', 'message 2 is not a message', 'an unknown field (a turn number) is refused, naming the message'
+);
+select throws_ok(
+    format($$select memory.import_messages(jsonb_build_array(
+        jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', 'ok'),
+        jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', 'x',
+            'metadata', %L::jsonb)))$$, '{"a": ' || repeat('[', 64) || repeat(']', 64) || '}'),
+    '22023', 'message 2 nests deeper than 64 levels', 'metadata nested past 64 levels is refused, naming the message'
 );
 select throws_ok(
     $$select memory.import_messages(jsonb_build_array(
