@@ -83,8 +83,6 @@ declare
     v_ttl interval := coalesce(p_ttl, (memory_private.setting('short_term_ttl') #>> '{}')::interval);
     v_row memory.short_term_state;
 begin
-    perform memory_private.check_text('key', p_key, 200);
-    perform memory_private.check_json('value', p_value, null, 100000);
     if v_ttl <= interval '0' or v_ttl > interval '100 years' then
         raise exception using errcode = '22023', message = 'ttl must be positive and at most 100 years';
     end if;

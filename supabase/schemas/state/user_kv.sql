@@ -52,8 +52,6 @@ as $$
 declare
     v_row memory.user_kv;
 begin
-    perform memory_private.check_text('key', p_key, 200);
-    perform memory_private.check_json('value', p_value, 'object', 100000);
     insert into memory.user_kv as k (user_id, key, value)
     values (memory_private.writing_user(p_user_id), p_key, p_value)
     on conflict (user_id, key) do update set value = excluded.value, updated_at = now()

@@ -47,7 +47,6 @@ as $$
 declare
     v_row memory.user_state;
 begin
-    perform memory_private.check_text('mode', p_mode, 100);
     insert into memory.user_state as s (user_id, mode)
     values (memory_private.writing_user(p_user_id), p_mode)
     on conflict (user_id) do update set mode = excluded.mode, updated_at = now()

@@ -8,7 +8,7 @@
 -- updated through the Data API too, and a profile's name and attributes (its time zone:
 -- profile_time_zone_is_valid).
 begin;
-select plan(24);
+select plan(26);
 
 select tests.create_cast('writers-say');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
@@ -53,6 +53,17 @@ select throws_ok($$select memory.kv_set('prefs', null)$$, '22023', 'value must b
     'or no value');
 select throws_ok($$select memory.short_term_set(null, '1')$$, '22023', 'key must not be empty',
     'a short-term value without a key');
+-- The same on the Data API's way in (the tables' triggers).
+select throws_ok(
+    format($$insert into memory.user_kv (user_id, key, value) values (%L, 'deep', %L)$$, tests.recall('owner'),
+        '{"a": ' || repeat('[', 100) || repeat(']', 100) || '}'),
+    '22023', 'value must nest at most 64 levels deep', 'a value nested 100 levels deep, inserted directly'
+);
+select throws_ok(
+    format($$insert into memory.short_term_state (user_id, key, value, expires_at) values (%L, ' ', '1', now() + interval '1 minute')$$,
+        tests.recall('owner')),
+    '22023', 'key must not be empty', 'a blank short-term key, inserted directly'
+);
 select throws_ok($$select memory.state_set('')$$, '22023', 'mode must not be empty', 'an empty state');
 select throws_ok(format($$select memory.state_set(%L)$$, repeat('m', 101)), '22023',
     'mode must be at most 100 characters', 'a state past 100 characters');

@@ -120,7 +120,7 @@ select results_eq(
 -- Values are JSON objects (seed 003 stores dicts).
 select throws_ok(
     $$insert into memory.user_kv (user_id, key, value) values (tests.recall('owner')::uuid, 'scalar', '42')$$,
-    '23514', null, 'a value must be a JSON object'
+    '22023', 'value must be a JSON object, not number', 'a value must be a JSON object, and the refusal says so'
 );
 
 select * from finish();

@@ -108,7 +108,7 @@ select results_eq(
 -- A mode is a non-blank word.
 select throws_ok(
     $$insert into memory.user_state (user_id, mode) values (tests.recall('stranger')::uuid, '   ')$$,
-    '23514', null, 'a blank mode is refused'
+    '22023', 'mode must not be empty', 'a blank mode is refused, and the refusal says so'
 );
 
 select * from finish();
