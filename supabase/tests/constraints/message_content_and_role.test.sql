@@ -69,7 +69,7 @@ select memory.add_message(tests.recall('conv')::uuid, 'user', repeat('z', 100000
 select tests.authenticate_as_service_role();
 select throws_ok(
     $$update memory.messages set content = '' where conversation_id = tests.recall('conv')::uuid$$,
-    '23514', null, 'no update can blank a message'
+    '22023', 'content must not be empty', 'no update can blank a message, and the refusal says so'
 );
 
 select * from finish();

@@ -8,7 +8,7 @@
 -- updated through the Data API too, and a profile's name and attributes (its time zone:
 -- profile_time_zone_is_valid).
 begin;
-select plan(26);
+select plan(28);
 
 select tests.create_cast('writers-say');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
@@ -41,6 +41,16 @@ select lives_ok(
 );
 select is((select count(*) from memory.messages where conversation_id = tests.recall('conv')::uuid), 4::bigint,
     'only those two turns were written');
+-- An edit is checked as a new message is: the owner may update a message's metadata directly.
+select throws_ok(
+    format($$update memory.messages set metadata = %L where conversation_id = %L$$,
+        '{"a": ' || repeat('[', 100) || repeat(']', 100) || '}', tests.recall('conv')),
+    '22023', 'metadata must nest at most 64 levels deep', 'metadata nested 100 levels deep, set by an edit'
+);
+select throws_ok(
+    format($$update memory.messages set metadata = '[]' where conversation_id = %L$$, tests.recall('conv')),
+    '22023', 'metadata must be a JSON object, not array', 'metadata that is not an object, set by an edit'
+);
 
 select throws_ok($$select memory.kv_set(' ', '{}')$$, '22023', 'key must not be empty', 'a blank key');
 select throws_ok(format($$select memory.kv_set('deep', %L)$$, '{"a": ' || repeat('[', 300) || repeat(']', 300) || '}'),
