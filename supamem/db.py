@@ -62,8 +62,8 @@ log = logging.getLogger(__name__)
 
 def _json_loads(data: str | bytes) -> Any:
     """pydantic's parser, and the standard library's for what it refuses: it stops at 200 levels of
-    nesting, and a row stored that deep (by a direct table write) would otherwise fail every read
-    of it."""
+    nesting. The kit's writers refuse JSON nested past 64; a row stored deeper by other means (raw
+    SQL) is read up to about 1,000 levels, where the standard library stops too."""
     try:
         return from_json(data)
     except ValueError:

@@ -28,12 +28,6 @@ begin
             hint = 'role must be ''user'' or ''assistant''';
     end if;
     perform memory_private.check_text('content', p_content, 100000);
-    perform memory_private.check_json('metadata', coalesce(p_metadata, '{}'), 'object', 100000);
-    if coalesce(p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload) is not null then
-        perform memory_private.check_message_payloads(
-            p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload
-        );
-    end if;
     -- Memories used are an answer's (seed 004's metrics count the answers that used some).
     if p_role = 'user' and cardinality(p_used_memory_ids) > 0 then
         raise exception using errcode = '22023', message = 'only an answer uses memories';

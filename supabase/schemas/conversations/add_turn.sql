@@ -27,21 +27,14 @@ begin
     if p_user_id is not null then
         perform memory_private.check_acting_for(p_conversation_id, p_user_id);
     end if;
-    -- Checked inline, as memory_private.check_text and check_json check and say it: each call of
-    -- theirs costs a turn about 10 us, the search_path it sets on entry and resets on exit.
+    -- Checked inline, as memory_private.check_text checks and says it: each of its calls costs a turn
+    -- about 10 us, the search_path it sets on entry and resets on exit. JSON beyond the default is
+    -- checked by the table (memory_private.check_message_row).
     if p_user_content is null or p_user_content !~ '[^[:space:]]' or length(p_user_content) > 100000 then
         perform memory_private.check_text('content', p_user_content, 100000);
     end if;
     if p_assistant_content is null or p_assistant_content !~ '[^[:space:]]' or length(p_assistant_content) > 100000 then
         perform memory_private.check_text('response', p_assistant_content, 100000);
-    end if;
-    if p_metadata is not null and p_metadata <> '{}' then
-        perform memory_private.check_json('metadata', p_metadata, 'object', 100000);
-    end if;
-    if coalesce(p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload) is not null then
-        perform memory_private.check_message_payloads(
-            p_tool_calls, p_suggested_values, p_suggested_actions, p_custom_payload
-        );
     end if;
     if array_position(p_used_memory_ids, null) is not null then
         raise exception using errcode = '22023', message = 'a used memory id must not be null';

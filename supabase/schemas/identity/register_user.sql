@@ -1,9 +1,9 @@
 -- Why: a Supabase Auth user needs its `memory.users` row before its first conversation. Signed-in
 -- users register only themselves and never pick a tenant; service_role may place them in one. Any
 -- conflict means the user is already there, so two concurrent first requests both succeed. A user
--- there in no tenant is placed in the one named (as memory.users allows); one in another tenant
--- stays there (memory_private.users_keep_their_tenant) and the call says so (55000), where it
--- was ignored and the caller took the user for one of the tenant it named.
+-- already there in another tenant, or in none, stays where they are and the call says so (55000),
+-- where it was ignored and the caller took the user for one of the tenant it named: placing a
+-- user of no tenant would leave the rows they own outside it (their tenant is copied at insert).
 create function memory.register_user(p_user_id uuid default null, p_tenant_id uuid default null)
 returns uuid
 language plpgsql
@@ -17,14 +17,13 @@ begin
         insert into memory.users (id, auth_user_id) values (v_id, v_id) on conflict do nothing;
     else
         insert into memory.users (id, auth_user_id, tenant_id) values (v_id, v_id, p_tenant_id) on conflict do nothing;
-        if not found then
-            update memory.users as u set tenant_id = p_tenant_id where u.id = v_id and u.tenant_id is null;
-            if exists (select 1 from memory.users as u where u.id = v_id and u.tenant_id <> p_tenant_id) then
-                raise exception using errcode = '55000',
-                    message = format('user %s is registered in another tenant', v_id),
-                    hint = 'A user''s tenant cannot change: export their memories, erase the user, and import '
-                    || 'them for a user of the new tenant.';
-            end if;
+        if not found and exists (
+            select 1 from memory.users as u where u.id = v_id and u.tenant_id is distinct from p_tenant_id
+        ) then
+            raise exception using errcode = '55000',
+                message = format('user %s is registered in another tenant or in none', v_id),
+                hint = 'Registering does not move a user: export their memories, erase the user, and import '
+                || 'them for a user of the tenant.';
         end if;
     end if;
     return v_id;

@@ -33,12 +33,12 @@ select throws_ok(
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content, metadata) values (tests.recall('conv')::uuid, 'user', 'hi', '[1]')$$,
-    '23514', null, 'metadata must be a JSON object'
+    '22023', 'metadata must be a JSON object, not array', 'metadata must be a JSON object'
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content, tool_calls)
     values (tests.recall('conv')::uuid, 'assistant', 'hi', '{"name": "chart"}')$$,
-    '23514', null, 'tool_calls must be a JSON array'
+    '22023', 'tool_calls must be a JSON array, not object', 'tool_calls must be a JSON array'
 );
 
 -- The same rules hold for service_role, which bypasses RLS but not constraints.

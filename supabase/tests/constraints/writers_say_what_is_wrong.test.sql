@@ -8,7 +8,7 @@
 -- updated through the Data API too, and a profile's name and attributes (its time zone:
 -- profile_time_zone_is_valid).
 begin;
-select plan(28);
+select plan(31);
 
 select tests.create_cast('writers-say');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
@@ -51,6 +51,35 @@ select throws_ok(
     format($$update memory.messages set metadata = '[]' where conversation_id = %L$$, tests.recall('conv')),
     '22023', 'metadata must be a JSON object, not array', 'metadata that is not an object, set by an edit'
 );
+-- A message inserted directly is checked when it carries JSON.
+select throws_ok(
+    format($$insert into memory.messages (conversation_id, role, content, metadata) values (%L, 'user', 'hi', %L)$$,
+        tests.recall('conv'), '{"a": ' || repeat('[', 300) || repeat(']', 300) || '}'),
+    '22023', 'metadata must nest at most 64 levels deep', 'metadata nested 300 levels deep, inserted directly'
+);
+-- An update checks only what it changes: a row stored before the rules (metadata nested deeper,
+-- written here with the checks off, inside this test's transaction) can still be changed and edited.
+select tests.clear_authentication();
+alter table memory.conversations disable trigger conversations_defaults;
+alter table memory.messages disable trigger messages_checked_on_update;
+update memory.conversations set metadata = ('{"a": ' || repeat('[', 100) || repeat(']', 100) || '}')::jsonb
+where id = tests.recall('conv')::uuid;
+update memory.messages set metadata = ('{"a": ' || repeat('[', 100) || repeat(']', 100) || '}')::jsonb
+where conversation_id = tests.recall('conv')::uuid;
+alter table memory.conversations enable trigger conversations_defaults;
+alter table memory.messages enable trigger messages_checked_on_update;
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select lives_ok(
+    format($$update memory.conversations set mode = 'astro' where id = %L$$, tests.recall('conv')),
+    'a conversation with older, deeper metadata changes its mode'
+);
+select tests.authenticate_as_service_role();
+select lives_ok(
+    format($$update memory.messages set content = 'Edited' where conversation_id = %L and role = 'user'$$,
+        tests.recall('conv')),
+    'a message with older, deeper metadata is edited'
+);
+select tests.authenticate_as(tests.recall('owner')::uuid);
 
 select throws_ok($$select memory.kv_set(' ', '{}')$$, '22023', 'key must not be empty', 'a blank key');
 select throws_ok(format($$select memory.kv_set('deep', %L)$$, '{"a": ' || repeat('[', 300) || repeat(']', 300) || '}'),

@@ -1,7 +1,7 @@
 -- memory.register_user(user, tenant): creates the memory.users row of a Supabase Auth user. A
 -- signed-in user registers only themselves and never chooses a tenant (42501); registering twice
--- is harmless; service_role registers anyone, in any tenant, and places a user of no tenant in one,
--- but a user already in another tenant is refused with 55000, not silently left where they are.
+-- is harmless; service_role registers anyone, in any tenant, but a user already in another tenant
+-- (or in none) is refused with 55000, not silently left where they are.
 begin;
 select plan(16);
 
@@ -64,18 +64,19 @@ select is(
 );
 select throws_ok(
     format($$select memory.register_user(%L, %L)$$, tests.recall('placed'), tests.recall('tenant_a')),
-    '55000', format('user %s is registered in another tenant', tests.recall('placed')),
+    '55000', format('user %s is registered in another tenant or in none', tests.recall('placed')),
     'registering a user of tenant B in tenant A is refused, not ignored'
 );
-select is(
-    memory.register_user(tests.recall('newcomer')::uuid, tests.recall('tenant_a')::uuid), tests.recall('newcomer')::uuid,
-    'a user registered in no tenant is placed in the one named'
+select throws_ok(
+    format($$select memory.register_user(%L, %L)$$, tests.recall('newcomer'), tests.recall('tenant_a')),
+    '55000', format('user %s is registered in another tenant or in none', tests.recall('newcomer')),
+    'so is placing a user registered in no tenant (their rows would stay outside it)'
 );
 select results_eq(
     $$select tenant_id from memory.users where id in (tests.recall('placed')::uuid, tests.recall('newcomer')::uuid)
     order by id = tests.recall('placed')::uuid$$,
-    $$values (tests.recall('tenant_a')::uuid), (tests.recall('tenant_b')::uuid)$$,
-    'the placed user is in tenant A, the other still in tenant B'
+    $$values (null::uuid), (tests.recall('tenant_b')::uuid)$$,
+    'neither moved: the newcomer in no tenant, the placed user in tenant B'
 );
 
 select * from finish();

@@ -1,0 +1,47 @@
+-- Why: a message is written and edited through the Data API too (a participant may insert into a
+-- shared conversation, an owner may update a message's metadata), and the table's checks refuse a
+-- bad row by naming a constraint and let JSON nest as deep as it likes: nested past what a client
+-- parses (pydantic stops at 200 levels, and at 255 when it writes the answer), a row fails every
+-- read of its conversation, for everyone in it. This trigger says what is wrong (22023) and holds
+-- the JSON to the writers' limits. An update checks only what it changes.
+create function memory_private.check_message_row()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_insert boolean := tg_op = 'INSERT';
+begin
+    if v_insert or new.content is distinct from old.content then
+        perform memory_private.check_text('content', new.content, 100000);
+    end if;
+    if v_insert or new.metadata is distinct from old.metadata then
+        perform memory_private.check_json('metadata', new.metadata, 'object', 100000);
+    end if;
+    perform memory_private.check_message_payloads(
+        case when v_insert or new.tool_calls is distinct from old.tool_calls then new.tool_calls end,
+        case when v_insert or new.suggested_values is distinct from old.suggested_values then new.suggested_values end,
+        case when v_insert or new.suggested_actions is distinct from old.suggested_actions
+            then new.suggested_actions end,
+        case when v_insert or new.custom_payload is distinct from old.custom_payload then new.custom_payload end
+    );
+    return new;
+end
+$$;
+
+revoke all on function memory_private.check_message_row() from public, anon, authenticated, service_role;
+
+-- A new message is checked here only when it carries JSON beyond the default: add_turn and
+-- add_message check their text themselves, and a turn's plain messages cost no call.
+create trigger messages_checked_on_insert
+before insert on memory.messages
+for each row when (
+    new.metadata <> '{}'::jsonb or new.tool_calls is not null or new.suggested_values is not null
+    or new.suggested_actions is not null or new.custom_payload is not null
+)
+execute function memory_private.check_message_row();
+
+create trigger messages_checked_on_update
+before update of content, metadata, tool_calls, suggested_values, suggested_actions, custom_payload
+on memory.messages
+for each row execute function memory_private.check_message_row();
