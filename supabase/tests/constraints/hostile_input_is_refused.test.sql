@@ -57,7 +57,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select memory.remember('Likes tea', 'preference', p_context => tests.recall('big')::jsonb)$$,
-    '23514', null, 'a memory context over 100,000 bytes is refused'
+    '22023', 'context must be at most 100000 bytes as JSON text', 'a memory context over 100,000 bytes is refused'
 );
 select throws_ok(
     $$update memory.profiles set attributes = tests.recall('big')::jsonb where id = tests.recall('profile')::uuid$$,

@@ -5,10 +5,10 @@
 -- clients stop parsing somewhere: pydantic's parser at 200). Nothing is written. Sizes:
 -- hostile_input_is_refused and message_content_and_role; a conversation's mode and window:
 -- rpc/create_conversation.test.sql. A conversation's title, metadata and mode are checked when
--- updated through the Data API too, and a profile's name and attributes (its time zone:
--- profile_time_zone_is_valid).
+-- updated through the Data API too, a profile's name and attributes (its time zone:
+-- profile_time_zone_is_valid), and a memory's context.
 begin;
-select plan(31);
+select plan(34);
 
 select tests.create_cast('writers-say');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid)).id);
@@ -131,6 +131,17 @@ select throws_ok(
     format($$insert into memory.profiles (user_id, name) values (%L, ' ')$$, tests.recall('owner')),
     '22023', 'name must not be empty', 'a blank profile name'
 );
+-- And a memory's context (memory_private.check_memory_context).
+insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true);
+select throws_ok($$select memory.remember('Likes tea', 'preference', p_context => '[]')$$, '22023',
+    'context must be a JSON object, not array', 'a memory''s context that is not an object');
+select throws_ok(
+    format($$select memory.remember('Likes tea', 'preference', p_context => %L)$$,
+        '{"a": ' || repeat('[', 100) || repeat(']', 100) || '}'),
+    '22023', 'context must nest at most 64 levels deep', 'a memory''s context nested 100 levels deep'
+);
+select lives_ok($$select memory.remember('Likes tea', 'preference', p_context => '{"from": "chat"}')$$,
+    'a memory with a plain context is remembered');
 select tests.clear_authentication();
 
 select * from finish();
