@@ -91,15 +91,25 @@ begin
             hint = 'Each message is an object with conversation_id, role and content, and may have created_at, '
                 || 'author_id, metadata, tool_calls, suggested_values, suggested_actions and custom_payload.';
     end if;
-    -- The writers' JSON nests at most 64 levels (memory_private.check_json); a message adds one.
-    select e.ord into v_bad
+    -- What the table would refuse naming only a constraint, said of the message: its role, its text, and
+    -- JSON nested past the writers' 64 levels (memory_private.check_json; a message adds one).
+    select e.ord, f.fault into v_bad
     from jsonb_array_elements(p_messages) with ordinality as e (doc, ord)
-    where jsonb_path_exists(e.doc, 'strict $.**{65}')
+    cross join lateral (
+        select case
+            when e.doc ->> 'role' is distinct from 'user' and e.doc ->> 'role' is distinct from 'assistant'
+                then 'has a role other than user or assistant'
+            when jsonb_typeof(e.doc -> 'content') is distinct from 'string' or e.doc ->> 'content' !~ '[^[:space:]]'
+                then 'has no content'
+            when length(e.doc ->> 'content') > 100000 then 'is longer than 100000 characters'
+            when jsonb_path_exists(e.doc, 'strict $.**{65}') then 'nests deeper than 64 levels'
+        end as fault
+    ) as f
+    where f.fault is not null
     order by e.ord
     limit 1;
     if found then
-        raise exception using errcode = '22023',
-            message = format('message %s nests deeper than 64 levels', v_bad.ord);
+        raise exception using errcode = '22023', message = format('message %s %s', v_bad.ord, v_bad.fault);
     end if;
     -- Locked in one order, so imports and turns into the same conversations cannot deadlock; the
     -- turn each conversation had is kept to find the imported turns afterwards.

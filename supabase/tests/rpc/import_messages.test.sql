@@ -4,7 +4,7 @@
 -- service role imports. Bad input is refused whole. The numbering trigger stands aside only for the
 -- import's own insert: setting memory.importing yourself changes nothing.
 begin;
-select plan(32);
+select plan(33);
 
 update memory_private.settings set value = '["extract", "summarize_conversation", "title"]' where key = 'job_kinds';
 select tests.create_cast('rpc-import');
@@ -175,6 +175,12 @@ select throws_ok(
     '22023', 'message 2 nests deeper than 64 levels', 'metadata nested past 64 levels is refused, naming the message'
 );
 select throws_ok(
+    format($$select memory.import_messages(jsonb_build_array(
+        jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', %L)))$$,
+        repeat('x', 100001)),
+    '22023', 'message 1 is longer than 100000 characters', 'so is one past 100,000 characters'
+);
+select throws_ok(
     $$select memory.import_messages(jsonb_build_array(
         jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', 'ok'),
         jsonb_build_object('conversation_id', gen_random_uuid(), 'role', 'user', 'content', 'x')))$$,
@@ -195,12 +201,12 @@ select throws_ok(
 select throws_ok(
     $$select memory.import_messages(jsonb_build_array(
         jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'system', 'content', 'x')))$$,
-    '23514', null, 'a role other than user or assistant refuses the batch'
+    '22023', 'message 1 has a role other than user or assistant', 'a role other than user or assistant refuses the batch'
 );
 select throws_ok(
     $$select memory.import_messages(jsonb_build_array(
         jsonb_build_object('conversation_id', tests.recall('conv'), 'role', 'user', 'content', '  ')))$$,
-    '23514', null, 'empty content refuses the batch'
+    '22023', 'message 1 has no content', 'empty content refuses the batch, naming the message'
 );
 select tests.clear_authentication();
 select is((select count(*) from memory.messages), (select n from before_bad), 'refused batches stored nothing');
