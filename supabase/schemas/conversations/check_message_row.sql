@@ -18,13 +18,19 @@ begin
     if v_insert or new.metadata is distinct from old.metadata then
         perform memory_private.check_json('metadata', new.metadata, 'object', 100000);
     end if;
-    perform memory_private.check_message_payloads(
-        case when v_insert or new.tool_calls is distinct from old.tool_calls then new.tool_calls end,
-        case when v_insert or new.suggested_values is distinct from old.suggested_values then new.suggested_values end,
-        case when v_insert or new.suggested_actions is distinct from old.suggested_actions
-            then new.suggested_actions end,
-        case when v_insert or new.custom_payload is distinct from old.custom_payload then new.custom_payload end
-    );
+    -- Tool calls carry a tool's input and output (seed 002), so they get the most room.
+    if new.tool_calls is not null and (v_insert or new.tool_calls is distinct from old.tool_calls) then
+        perform memory_private.check_json('tool_calls', new.tool_calls, 'array', 1000000);
+    end if;
+    if v_insert or new.suggested_values is distinct from old.suggested_values then
+        perform memory_private.check_json('suggested_values', new.suggested_values, null, 100000);
+    end if;
+    if v_insert or new.suggested_actions is distinct from old.suggested_actions then
+        perform memory_private.check_json('suggested_actions', new.suggested_actions, null, 100000);
+    end if;
+    if v_insert or new.custom_payload is distinct from old.custom_payload then
+        perform memory_private.check_json('custom_payload', new.custom_payload, null, 100000);
+    end if;
     return new;
 end
 $$;
