@@ -13,6 +13,10 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
 - a failure goes back with `memory.fail_job` (exponential backoff in SQL, or the provider's
   Retry-After), which dead-letters the job after max_attempts, or at once when the provider
   refused the request itself (HTTP 400, 413, 422: the same request would be refused again);
+- a provider that refuses `refusals_to_stop` jobs of a kind in a row, with none of that kind
+  done between, refuses what the configuration sends (a parameter or model it does not take),
+  not one job's input: the worker hands the last job back and stops, as on a configuration
+  error, instead of sending the whole queue to the dead letters;
 - a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
@@ -191,6 +195,8 @@ class Worker:
         defer_delay: seconds a monthly summary waits when its weeks are still being made.
         on_finish: called with (job, outcome) after each job, from the job's thread.
         embedder: the embeddings client for embed jobs (default: from SUPAMEM_EMBEDDING_*).
+        refusals_to_stop: jobs of one kind the provider may refuse in a row before the worker
+            takes it for a configuration error and stops.
     """
 
     def __init__(
@@ -210,6 +216,7 @@ class Worker:
         on_finish: Callable[[ClaimedJob, str], None] | None = None,
         user_ids: Iterable[str] | None = None,
         embedder: Any = None,
+        refusals_to_stop: int = 3,
     ) -> None:
         kinds = tuple(dict.fromkeys(kinds))
         unknown = sorted(set(kinds) - set(KINDS))
@@ -221,6 +228,8 @@ class Worker:
             raise ValueError("lease must be at least 1 second")
         if max_jobs is not None and max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
+        if refusals_to_stop < 1:
+            raise ValueError("refusals_to_stop must be at least 1")
         self.transport = transport
         self.llm = llm
         self.embedder = embedder if embedder is not None or "embed" not in kinds else make_embedder()
@@ -235,6 +244,7 @@ class Worker:
         self.idle_max = idle_max
         self.defer_delay = defer_delay
         self.on_finish = on_finish
+        self.refusals_to_stop = refusals_to_stop
 
         self._cond = threading.Condition()  # an RLock: safe to take from a signal handler
         self._running: dict[int, _Running] = {}
@@ -244,6 +254,8 @@ class Worker:
         self._summary = Summary()
         self._threads: list[threading.Thread] = []
         self._embeddings_queued_at: float | None = None
+        # Refusals of each kind's requests since one of that kind was last done.
+        self._refusals: Counter[str] = Counter()
 
     # -- control ---------------------------------------------------------------------------
 
@@ -472,20 +484,7 @@ class Worker:
                 embedder=self.embedder,
             )
         except ConfigurationError as exc:
-            log.error(
-                f"configuration error, stopping: {exc}",
-                extra={**extra, "event": "configuration_error", "error": str(exc)},
-            )
-            with self._cond:
-                self._summary.fatal = str(exc)
-                running.abandoned = True  # this thread hands it back, not _wind_down
-            # Released before the stop, so run() cannot return (and its caller close the
-            # transport) while the job is still held.
-            released = self._release(running)
-            self.request_stop(now=True, reason="configuration error: releasing held jobs")
-            with self._cond:
-                self._summary.add(job.kind, "released" if released else "error")
-            return "released" if released else "error", None
+            return self._stop_for_configuration(running, str(exc)), None
         except DatabaseUnavailableError as exc:
             log.error(
                 "database unavailable; the lease will expire and the reaper requeues the job",
@@ -493,6 +492,10 @@ class Worker:
             )
             return "error", None
         except JobFailed as exc:
+            if exc.final and self._refused(job.kind):
+                return self._stop_for_configuration(
+                    running, f"the provider refused {self.refusals_to_stop} {job.kind} jobs in a row, the last: {exc}"
+                ), None
             return self._fail(running, str(exc), exc.retry_after, final=exc.final), None
         except SupamemError as exc:
             if _lease_lost(exc, job):
@@ -514,6 +517,9 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - a bug in a handler must not stop the worker
             log.exception("handler crashed", extra={**extra, "event": "job_crashed", "error": repr(exc)})
             return self._fail(running, f"{type(exc).__name__}: {exc}", None), None
+        if result.outcome == "done":
+            with self._cond:
+                self._refusals[job.kind] = 0
         deferral = result.result if result.outcome == "deferred" and isinstance(result.result, dict) else {}
         log.info(
             f"job {result.outcome}" + (f": {deferral['reason']}" if deferral.get("reason") else ""),
@@ -523,6 +529,30 @@ class Worker:
             },
         )
         return result.outcome, result.tokens
+
+    def _refused(self, kind: str) -> bool:
+        """Count a refusal of a `kind` job's request; True when that makes `refusals_to_stop` in a row."""
+        with self._cond:
+            self._refusals[kind] += 1
+            return self._refusals[kind] >= self.refusals_to_stop
+
+    def _stop_for_configuration(self, running: _Running, error: str) -> str:
+        """No job can succeed with this configuration: hand the job back (its attempt unspent) and stop."""
+        job = running.job
+        log.error(
+            f"configuration error, stopping: {error}",
+            extra={**self._context(job), "event": "configuration_error", "error": error},
+        )
+        with self._cond:
+            self._summary.fatal = self._summary.fatal or error
+            running.abandoned = True  # this thread hands it back, not _wind_down
+        # Released before the stop, so run() cannot return (and its caller close the
+        # transport) while the job is still held.
+        released = self._release(running)
+        self.request_stop(now=True, reason="configuration error: releasing held jobs")
+        with self._cond:
+            self._summary.add(job.kind, "released" if released else "error")
+        return "released" if released else "error"
 
     def _context(self, job: ClaimedJob) -> dict[str, Any]:
         """The fields every log line about `job` carries."""

@@ -72,7 +72,8 @@ class WorkerProcess:
 
     @property
     def logs(self) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in self.stderr_path.read_text().splitlines() if line.strip()]
+        # One JSON object per line; a worker that stops on an error says why last, in plain words.
+        return [json.loads(line) for line in self.stderr_path.read_text().splitlines() if line.startswith("{")]
 
     def events(self, event: str) -> list[dict[str, Any]]:
         return [entry for entry in self.logs if entry.get("event") == event]
@@ -115,7 +116,8 @@ ANSWERS = {
 
 class FakeLLM:
     """`POST /v1/chat/completions` on loopback. `gate`: requests wait until it is set (a slow
-    model); `status`: answer with this HTTP status instead (500, 429 with `retry_after`).
+    model); `status`: answer with this HTTP status instead (500, 429 with `retry_after`);
+    `statuses`: the statuses of the next requests, in the order they come, before `status`.
 
     Not tests/llm_server.py's scripted server: that one is slow for a fixed `delay`, and these
     tests need a model that is slow until the test says otherwise (no timing assumptions), and
@@ -125,6 +127,7 @@ class FakeLLM:
         self.gate = threading.Event()
         self.gate.set()
         self.status = 200
+        self.statuses: list[int] = []
         self.retry_after: str | None = None
         self.received = 0
         self.answered = 0
@@ -141,14 +144,13 @@ class FakeLLM:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 with llm._lock:
                     llm.received += 1
+                    status = llm.statuses.pop(0) if llm.statuses else llm.status
                 llm.gate.wait(timeout=120)
                 name = body["response_format"]["json_schema"]["name"]  # supamem_<kind>_<version>
                 kind = name.removeprefix("supamem_").rsplit("_", 1)[0]
-                if llm.status != 200:
-                    payload: dict[str, Any] = {"error": {"message": f"injected {llm.status}"}}
-                    status = llm.status
+                if status != 200:
+                    payload: dict[str, Any] = {"error": {"message": f"injected {status}"}}
                 else:
-                    status = 200
                     payload = {
                         "id": "chatcmpl-test", "object": "chat.completion", "model": "fake-model",
                         "choices": [{"index": 0, "finish_reason": "stop",
@@ -549,6 +551,32 @@ def test_a_request_the_provider_refuses_is_dead_at_once(
     assert str(status) in after["last_error"] and after["finished_at"] is not None
     assert fake_llm.received == 1
     assert json.loads(worker.stdout)["kinds"] == {"title": {"dead": 1}}
+
+
+def test_a_provider_refusing_every_job_stops_the_worker_instead_of_filling_the_dead_letters(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Refusals in a row, with no job of the kind done between, are the configuration's (a
+    parameter the server does not take), not each job's: after three the worker hands the third
+    job back, its attempt unspent, and stops, leaving the rest queued. A job done between starts
+    the count again."""
+    for n in range(7):
+        user_id, profile_id = kit.user()
+        kit.conversation(user_id, profile_id, [(f"Hello {n}", "Hi!")])
+        kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
+    assert kit.make_due() == 7
+    fake_llm.statuses, fake_llm.status = [400, 400, 200], 400
+    worker = WorkerProcess(tmp_path, openai_env(database_url, fake_llm), "--once", "--kinds", "title",
+                           "--concurrency", "1", *kit.worker_args)
+    assert worker.wait() == 2, worker.stderr_path.read_text()[-3000:]
+    jobs = kit.jobs("title")
+    by_status = Counter(job["status"] for job in jobs)
+    assert by_status == {"dead": 4, "done": 1, "queued": 2}, by_status
+    assert fake_llm.received == 6, "the worker stopped at the third refusal in a row"
+    assert all(job["attempts"] == 0 and job["last_error"] is None for job in jobs if job["status"] == "queued")
+    (stopped,) = worker.events("configuration_error")
+    assert "refused 3 title jobs in a row" in stopped["error"] and "400" in stopped["error"]
+    assert worker.stderr_path.read_text().splitlines()[-1].startswith("supamem: error: the provider refused 3 title jobs")
 
 
 # --- summaries: backfill and the schedulers --------------------------------------------------------
