@@ -15,6 +15,10 @@ timeout, and must:
 - change nothing of the victim's (every row the victim owns, fingerprinted before the
   transaction rolls back).
 The service role is trusted with every user's rows by design and is not an outsider.
+
+The same hostile values are then sent one argument at a time, the others plausible, by the owner
+and by the service role: a function's later checks, and what only the service role may call, are
+reached too, not only the check that refuses the first bad argument.
 """
 
 from __future__ import annotations
@@ -181,8 +185,13 @@ def _unclear(error: psycopg.Error) -> bool:
     return error.diag.source_function != "exec_stmt_raise" and not context.startswith("unnamed portal parameter")
 
 
-def _act_as(conn: psycopg.Connection, who: uuid.UUID | None) -> None:
-    if who is None:
+SERVICE_ROLE = "service_role"
+
+
+def _act_as(conn: psycopg.Connection, who: uuid.UUID | str | None) -> None:
+    if who == SERVICE_ROLE:
+        conn.execute("select set_config('role', 'service_role', true), set_config('request.jwt.claims', '', true)")
+    elif who is None:
         conn.execute("select set_config('role', 'anon', true), set_config('request.jwt.claims', '', true)")
     else:
         claims = json.dumps({"sub": str(who), "role": "authenticated"})
@@ -198,11 +207,28 @@ class _Rollback(Exception):
     pass
 
 
+Cases = list[tuple[str, list[Any]]]
+
+
+def _all_at_once(args: list[tuple[str, str]], world: dict[str, Any], variants: range) -> Cases:
+    """Every argument with the same variant of values."""
+    return [(f"variant {v}", [_value(name, type_, v, world) for name, type_ in args]) for v in variants]
+
+
+def _one_at_a_time(args: list[tuple[str, str]], world: dict[str, Any]) -> Cases:
+    """Each hostile variant of each argument alone, the others the victim's ids and plausible values."""
+    plausible = [_value(name, type_, 0, world) for name, type_ in args]
+    return [
+        (f"{name} variant {v}", [*plausible[:i], _value(name, type_, v, world), *plausible[i + 1:]])
+        for i, (name, type_) in enumerate(args) for v in range(1, 5)
+    ]
+
+
 def _run(
     function: str, args: list[tuple[str, str]], world: dict[str, Any], database_url: str,
-    callers: dict[str, uuid.UUID | None], variants: range, outsiders: bool,
+    callers: dict[str, uuid.UUID | str | None], cases: Cases, outsiders: bool,
 ) -> list[str]:
-    """Problems found calling `function` as each caller with each variant of hostile values."""
+    """Problems found calling `function` as each caller with each case of values."""
     problems: list[str] = []
     call = sql.SQL("select * from memory.{}({})").format(
         sql.Identifier(function),
@@ -213,9 +239,8 @@ def _run(
         before = _fingerprint(conn, tables, world["victim"])
         conn.commit()
         for caller, who in callers.items():
-            for variant in variants:
-                values = [_value(name, type_, variant, world) for name, type_ in args]
-                where = f"{caller}, variant {variant}"
+            for case, values in cases:
+                where = f"{caller}, {case}"
                 try:
                     with conn.transaction():
                         conn.execute("set local statement_timeout = '10s'")
@@ -249,7 +274,8 @@ def _run(
 def test_outsiders_get_a_clear_error_and_reach_nothing_of_the_victims(
     function: str, args: list[tuple[str, str]], world: dict[str, Any], database_url: str
 ) -> None:
-    assert _run(function, args, world, database_url, world["outsiders"], range(5), outsiders=True) == []
+    cases = _all_at_once(args, world, range(5))
+    assert _run(function, args, world, database_url, world["outsiders"], cases, outsiders=True) == []
 
 
 @pytest.mark.parametrize(("function", "args"), FUNCTIONS, ids=[f for f, _ in FUNCTIONS])
@@ -258,4 +284,15 @@ def test_hostile_input_on_ones_own_rows_gets_a_clear_error(
 ) -> None:
     """The victim, signed in, sends hostile values with their own ids: a clear SQLSTATE or a
     result, never an internal error, a timeout or an exhausted resource."""
-    assert _run(function, args, world, database_url, {"the owner": world["victim"]}, range(1, 5), outsiders=False) == []
+    cases = _all_at_once(args, world, range(1, 5))
+    assert _run(function, args, world, database_url, {"the owner": world["victim"]}, cases, outsiders=False) == []
+
+
+@pytest.mark.parametrize(("function", "args"), FUNCTIONS, ids=[f for f, _ in FUNCTIONS])
+def test_each_hostile_argument_alone_gets_a_clear_error(
+    function: str, args: list[tuple[str, str]], world: dict[str, Any], database_url: str
+) -> None:
+    """One hostile argument at a time, the others plausible, from the owner and the service role:
+    every check a function makes is reached, and each says what is wrong."""
+    callers = {"the owner": world["victim"], "the service role": SERVICE_ROLE}
+    assert _run(function, args, world, database_url, callers, _one_at_a_time(args, world), outsiders=False) == []

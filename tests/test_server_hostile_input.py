@@ -38,14 +38,40 @@ def _hostile_scalars(schema: dict[str, Any], long: str = LONG) -> list[Any]:
     return [*common, "not-a-uuid", str(uuid.uuid4()), "' or 1=1 --"]
 
 
-def _bodies(schema: dict[str, Any], components: dict[str, Any]) -> list[Any]:
+def _plausible(schema: dict[str, Any], own: dict[str, str]) -> Any:
+    """A value the schema accepts, so a hostile neighbour is what the route meets."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"] or [schema]
+    schema = options[0]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "integer":
+        return max(1, schema.get("minimum", 1))
+    if kind == "number":
+        return 0.5
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return own["id"] if schema.get("format") == "uuid" else "hello"
+
+
+def _bodies(schema: dict[str, Any], components: dict[str, Any], own: dict[str, str]) -> list[Any]:
     ref = schema.get("$ref")
     if ref:
         schema = components[ref.rsplit("/", 1)[-1]]
-    bodies: list[Any] = [None, [], "text", 1, DEEP, {"unknown": MEGA}, dict.fromkeys(schema.get("properties") or {}, MEGA)]
-    for name, prop in (schema.get("properties") or {}).items():
+    properties = schema.get("properties") or {}
+    bodies: list[Any] = [None, [], "text", 1, DEEP, {"unknown": MEGA}, dict.fromkeys(properties, MEGA)]
+    # Each hostile value alone, and beside plausible values of the required fields, so it reaches
+    # the route's own checks, not only the request's validation.
+    required = {name: _plausible(properties[name], own) for name in schema.get("required", []) if name in properties}
+    for name, prop in properties.items():
         for value in [*_hostile_scalars(prop), DEEP, {"x": NUL}]:
             bodies.append({name: value})
+            if set(required) - {name}:
+                bodies.append({**required, name: value})
     return bodies
 
 
@@ -68,7 +94,7 @@ def _cases(spec_op: dict[str, Any], components: dict[str, Any], own: dict[str, s
                 cases.append({"path": path_values, "query": {p["name"]: value}})
     body = (spec_op.get("requestBody") or {}).get("content", {}).get("application/json")
     if body:
-        cases.extend({"path": path_values, "json": b} for b in _bodies(body["schema"], components))
+        cases.extend({"path": path_values, "json": b} for b in _bodies(body["schema"], components, own))
     return cases or [{"path": path_values}]
 
 

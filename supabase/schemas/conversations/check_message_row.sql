@@ -12,6 +12,9 @@ as $$
 declare
     v_insert boolean := tg_op = 'INSERT';
 begin
+    if v_insert and new.role not in ('user', 'assistant') then
+        raise exception using errcode = '22023', message = format('role must be user or assistant, not %L', new.role);
+    end if;
     if v_insert or new.content is distinct from old.content then
         perform memory_private.check_text('content', new.content, 100000);
     end if;
@@ -37,13 +40,15 @@ $$;
 
 revoke all on function memory_private.check_message_row() from public, anon, authenticated, service_role;
 
--- A new message is checked here only when it carries JSON beyond the default: add_turn and
--- add_message check their text themselves, and a turn's plain messages cost no call.
+-- A new message is checked here only when it carries JSON beyond the default or its role or text
+-- would be refused (a direct insert: add_turn and add_message check their own): a turn's plain
+-- messages cost no call.
 create trigger messages_checked_on_insert
 before insert on memory.messages
 for each row when (
     new.metadata <> '{}'::jsonb or new.tool_calls is not null or new.suggested_values is not null
     or new.suggested_actions is not null or new.custom_payload is not null
+    or new.role not in ('user', 'assistant') or new.content !~ '[^[:space:]]' or length(new.content) > 100000
 )
 execute function memory_private.check_message_row();
 

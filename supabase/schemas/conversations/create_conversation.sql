@@ -22,7 +22,12 @@ begin
     insert into memory.conversations (id, user_id, title, mode, profile_id, remember, metadata, ttl, window_turns)
     values (coalesce(p_id, gen_random_uuid()), v_user, p_title, coalesce(p_mode, 'chat'), p_profile_id, p_remember,
         coalesce(p_metadata, '{}'), p_ttl, p_window_turns)
+    on conflict (id) do nothing
     returning * into v_conversation;
+    -- Only a chosen id can be taken; the table's refusal would name only its key.
+    if not found then
+        raise exception using errcode = '23505', message = format('conversation id %s is taken', p_id);
+    end if;
     return v_conversation;
 end
 $$;

@@ -12,6 +12,7 @@ end
 $$;
 
 revoke all on function memory_private.trusted_caller() from public, anon, authenticated, service_role;
+grant execute on function memory_private.trusted_caller() to authenticated, service_role;
 
 -- Why: functions that read a conversation's messages as the owner (memory.history) check access
 -- once, for the conversation, instead of the per-row policy on every message. True when the caller

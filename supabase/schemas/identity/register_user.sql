@@ -12,6 +12,20 @@ as $$
 declare
     v_id uuid := memory_private.acting_user(p_user_id);
 begin
+    -- What the foreign keys would refuse naming only themselves, for the service role, who alone may
+    -- register another and choose a tenant (anyone else meets the grants): a tenant or a Supabase
+    -- Auth user that is not there.
+    if (select auth.uid()) is distinct from v_id and memory_private.trusted_caller() then
+        perform memory_private.check_tenant(p_tenant_id);
+        -- Statements of their own: only the service role may execute the lookup.
+        if not exists (select 1 from memory.users as u where u.id = v_id) then
+            if not memory_private.auth_user_exists(v_id) then
+                raise exception using errcode = '23503', message = format('no Supabase Auth user %s', v_id),
+                    hint = 'Register Supabase Auth users by their id; resolve an app''s own ids with '
+                    || 'memory.user_id_for.';
+            end if;
+        end if;
+    end if;
     -- Two statements: a signed-in user may insert only id and auth_user_id (column grants).
     if p_tenant_id is null then
         insert into memory.users (id, auth_user_id) values (v_id, v_id) on conflict do nothing;

@@ -15,6 +15,7 @@ begin
     if length(p_external_id) > 255 then
         raise exception using errcode = '22023', message = 'external user id must be at most 255 characters';
     end if;
+    perform memory_private.check_tenant(p_tenant_id);
     insert into memory.users (tenant_id, external_id)
     values (p_tenant_id, p_external_id)
     on conflict (tenant_id, external_id) where external_id is not null do nothing

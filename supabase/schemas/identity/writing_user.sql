@@ -10,6 +10,12 @@ declare
 begin
     if (select auth.uid()) = v_user then
         perform memory.register_user(v_user);
+    -- The service role writing for a user nobody registered would meet a foreign key naming only
+    -- itself; the service role reads every user, so the answer is sure (others are left to RLS).
+    elsif memory_private.trusted_caller() and not exists (select 1 from memory.users as u where u.id = v_user) then
+        raise exception using errcode = 'P0002', message = 'user not found',
+            detail = format('No user %s is registered.', v_user),
+            hint = 'Register the user first (memory.register_user), or resolve an app''s id with memory.user_id_for.';
     end if;
     return v_user;
 end

@@ -73,7 +73,7 @@ declare
     -- Round one's users: those who had a job, in order, and those who had none due.
     v_served uuid[] := '{}';
     v_idle uuid[] := '{}';
-    v_batch integer := p_limit + 8;
+    v_batch integer;
     v_more boolean := false;
     v_anyone boolean := p_user_ids is null;
     v_claimed bigint[] := '{}';
@@ -82,10 +82,11 @@ declare
     v_round integer := 1;
 begin
     if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
-        or p_lease <= interval '0' then
+        or p_lease <= interval '0' or p_lease > interval '1 day' then
         raise exception using errcode = '22023',
-            message = 'a worker name, a limit of 1..100 and a positive lease are required';
+            message = 'a worker name, a limit of 1..100 and a lease of at most a day are required';
     end if;
+    v_batch := p_limit + 8;
     if 'extract' = any(p_kinds) then
         perform memory_private.queue_pending_extractions();
     end if;

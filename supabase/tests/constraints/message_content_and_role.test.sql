@@ -1,7 +1,7 @@
 -- memory.messages refuses bad rows on every write path, not only through add_message: content
 -- must contain a non-space character, the role is 'user' or 'assistant', metadata is an object and
--- tool_calls an array, and content is at most 100,000 characters (23514 / 23502; add_turn says
--- which message is too long, 22023).
+-- tool_calls an array, and content is at most 100,000 characters, each said in words (22023;
+-- add_turn says which message is too long), and a missing role or content is 23502.
 begin;
 select plan(12);
 
@@ -13,15 +13,15 @@ select tests.remember('conv', (memory.create_conversation(tests.recall('owner'):
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', '')$$,
-    '23514', null, 'empty content is refused'
+    '22023', 'content must not be empty', 'empty content is refused'
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'user', E'  \n\t ')$$,
-    '23514', null, 'whitespace-only content is refused'
+    '22023', 'content must not be empty', 'whitespace-only content is refused'
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'system', 'You are a bot')$$,
-    '23514', null, 'a role other than user or assistant is refused'
+    '22023', 'role must be user or assistant, not ''system''', 'a role other than user or assistant is refused'
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, null, 'Who said this?')$$,
@@ -45,7 +45,7 @@ select throws_ok(
 select tests.authenticate_as_service_role();
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'assistant', ' ')$$,
-    '23514', null, 'service_role cannot write whitespace-only content either'
+    '22023', 'content must not be empty', 'service_role cannot write whitespace-only content either'
 );
 select throws_ok(
     $$select memory.add_turn(tests.recall('conv')::uuid, repeat('x', 100001), 'answer')$$,

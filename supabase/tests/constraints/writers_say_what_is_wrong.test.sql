@@ -131,7 +131,7 @@ select throws_ok(
     format($$insert into memory.profiles (user_id, name) values (%L, ' ')$$, tests.recall('owner')),
     '22023', 'name must not be empty', 'a blank profile name'
 );
--- And a memory's context (memory_private.check_memory_context).
+-- And a memory's context (memory_private.check_memory_row).
 insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true);
 select throws_ok($$select memory.remember('Likes tea', 'preference', p_context => '[]')$$, '22023',
     'context must be a JSON object, not array', 'a memory''s context that is not an object');

@@ -65,7 +65,7 @@ select results_eq(
 select throws_ok($$select memory.create_session()$$, '22023', 'user id required', 'service_role must pass p_user_id');
 select throws_ok(
     $$select memory.create_session(gen_random_uuid())$$,
-    '23503', null, 'a session for an unknown user is refused'
+    'P0002', 'user not found', 'a session for an unknown user is not found'
 );
 
 select * from finish();

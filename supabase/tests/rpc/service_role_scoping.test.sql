@@ -32,7 +32,7 @@ select is(
 );
 select throws_ok(
     $$select memory.create_conversation(tests.recall('ben')::uuid, p_id => '00000000-0000-4000-8000-00000000a11a')$$,
-    '23505', null, 'a chosen id that is taken is refused'
+    '23505', 'conversation id 00000000-0000-4000-8000-00000000a11a is taken', 'a chosen id that is taken is refused'
 );
 
 -- p_user_id: writing as Ben into Ana's conversation is "not found", and nothing is written.
