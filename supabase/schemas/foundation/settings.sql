@@ -55,5 +55,10 @@ insert into memory_private.settings (key, value, description) values
 ('conversation_window', 'null', 'Default rolling window in turns (null = unlimited).'),
 ('sweep_batch_size', '5000', 'Rows the retention sweep deletes per batch.'),
 ('sweep_max_batches', '200', 'Batches one scheduled retention sweep may run before yielding.'),
+(
+    'sweep_pause', '1',
+    'After each batch the scheduled sweep pauses for this many times the batch''s own time, so it takes at most '
+    'a share of a core from the writers (0: no pause).'
+),
 ('short_term_ttl', '"5 minutes"', 'Default lifetime of short-lived state (seed 001 clarification state).'),
 ('cron_history_retention', '"7 days"', 'How long pg_cron run details are kept.');

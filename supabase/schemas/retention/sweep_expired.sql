@@ -130,7 +130,10 @@ grant execute on function memory.sweep_expired(integer, uuid, jsonb) to service_
 
 -- Why: pg_cron calls this; it commits after every batch so locks and WAL stay small, hands each
 -- batch where the last one stopped, and stops when a batch comes back short or after
--- sweep_max_batches. A procedure that commits cannot carry
+-- sweep_max_batches. Between batches it pauses for sweep_pause times the batch's own time, as
+-- autovacuum's cost delay does: a sweep is background work, and at full speed it took a core
+-- from the writers of a two-core server (their p99 2.2x while it ran). An on-demand sweep
+-- (supamem.retention, seed 001's cleanup) does not pause. A procedure that commits cannot carry
 -- a `set search_path` clause, so every name in it is schema-qualified.
 create procedure memory_private.run_retention_sweep()
 language plpgsql
@@ -138,14 +141,18 @@ as $$
 declare
     v_batch integer := (memory_private.setting('sweep_batch_size'))::integer;
     v_max integer := (memory_private.setting('sweep_max_batches'))::integer;
+    v_pause double precision := memory_private.number_setting('sweep_pause', 0);
     v_done record;
     v_resume jsonb;
+    v_started timestamptz;
 begin
     for i in 1..v_max loop
+        v_started := pg_catalog.clock_timestamp();
         select * into v_done from memory.sweep_expired(v_batch, null, v_resume);
         v_resume := v_done.resume;
         commit;
         exit when greatest(v_done.messages_deleted, v_done.conversations_deleted, v_done.short_term_deleted) < v_batch;
+        perform pg_catalog.pg_sleep(v_pause * extract(epoch from pg_catalog.clock_timestamp() - v_started));
     end loop;
 end
 $$;

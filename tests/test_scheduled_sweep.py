@@ -1,0 +1,90 @@
+"""pg_cron's retention sweep, `call memory_private.run_retention_sweep()`: committed batches, each
+resuming where the last stopped, with a pause after each batch of sweep_pause times the batch's
+own time, so a background sweep leaves the writers their share of the server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from client_helpers import age_turns
+
+from supamem import ConversationStore, Database
+
+
+@pytest.fixture
+def sweep_settings(postgres_conn: psycopg.Connection) -> Iterator[Any]:
+    """Set the sweep's settings for one test; the database's own are put back afterwards."""
+    keys = ["sweep_batch_size", "sweep_max_batches", "sweep_pause"]
+    saved = postgres_conn.execute(
+        "select key, value::text from memory_private.settings where key = any(%s)", [keys]).fetchall()
+    assert len(saved) == len(keys), "the migrations insert every sweep setting"
+
+    def put(**values: str) -> None:
+        for key, value in values.items():
+            postgres_conn.execute("update memory_private.settings set value = %s::jsonb where key = %s", [value, key])
+
+    try:
+        yield put
+    finally:
+        for key, value in saved:
+            put(**{key: value})
+
+
+def _expired_messages(conn: psycopg.Connection) -> int:
+    row = conn.execute("select count(*) from memory.messages where expires_at <= now()").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.usefixtures("retention_sweep_paused")
+def test_the_scheduled_sweep_pauses_between_its_batches(
+    client_db: Database, postgres_conn: psycopg.Connection, database_url: str, make_id: Any, sweep_settings: Any
+) -> None:
+    """While the procedure runs, its backend is seen waiting in pg_sleep between batches, and
+    the batches it ran are committed."""
+    store = ConversationStore(client_db)
+    user = make_id("scheduled-sweep")
+    for n in range(1, 5):
+        store.store_turn(user, f"q{n}", f"a{n}")
+    conversation = postgres_conn.execute(
+        "select id from memory.conversations where user_id = %s", [store.identity.user(user)]).fetchone()
+    assert conversation is not None
+    age_turns(postgres_conn, conversation[0], [1, 2, 3, 4], timedelta(hours=25))
+    before = _expired_messages(postgres_conn)
+    sweep_settings(sweep_batch_size="1", sweep_max_batches="4", sweep_pause="20")
+
+    with psycopg.connect(database_url, autocommit=True) as sweeper:
+        pid = sweeper.info.backend_pid
+        failure: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                sweeper.execute("call memory_private.run_retention_sweep()")
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                failure.append(exc)
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        waits: set[str] = set()
+        while thread.is_alive():
+            row = postgres_conn.execute(
+                "select coalesce(wait_event, '') from pg_stat_activity where pid = %s", [pid]).fetchone()
+            waits.add(row[0] if row else "")
+        thread.join()
+    assert failure == []
+    assert "PgSleep" in waits, f"the sweeper paused between batches (seen: {sorted(waits)})"
+    assert _expired_messages(postgres_conn) < before, "its batches are committed"
+
+
+@pytest.mark.usefixtures("retention_sweep_paused")
+def test_a_pause_that_is_not_a_number_stops_the_sweep_with_a_clear_error(
+    postgres_conn: psycopg.Connection, sweep_settings: Any
+) -> None:
+    sweep_settings(sweep_pause='"long"')
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="setting sweep_pause must be a number of at least 0"):
+        postgres_conn.execute("call memory_private.run_retention_sweep()")
