@@ -16,9 +16,9 @@ timeout, and must:
   transaction rolls back).
 The service role is trusted with every user's rows by design and is not an outsider.
 
-The same hostile values are then sent one argument at a time, the others plausible, by the owner
-and by the service role: a function's later checks, and what only the service role may call, are
-reached too, not only the check that refuses the first bad argument.
+The same hostile values are also sent one argument at a time, the others plausible: by the
+outsiders, and by the owner and the service role, so a function's later checks, and what only the
+service role may call, are reached too, not only the check that refuses the first bad argument.
 """
 
 from __future__ import annotations
@@ -274,7 +274,7 @@ def _run(
 def test_outsiders_get_a_clear_error_and_reach_nothing_of_the_victims(
     function: str, args: list[tuple[str, str]], world: dict[str, Any], database_url: str
 ) -> None:
-    cases = _all_at_once(args, world, range(5))
+    cases = _all_at_once(args, world, range(5)) + _one_at_a_time(args, world)
     assert _run(function, args, world, database_url, world["outsiders"], cases, outsiders=True) == []
 
 
