@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import signal
 import sys
@@ -25,7 +26,7 @@ from supamem.errors import SupamemError
 
 from .handlers import KIND_GROUPS, KINDS, ClaimedJob, ConfigurationError, describe_llm, make_llm
 from .transport import Transport, transport_from_env
-from .worker import Summary, Worker, configure_logging, default_worker_name
+from .worker import MAX_LEASE, Summary, Worker, configure_logging, default_worker_name
 
 log = logging.getLogger("supamem.jobs.cli")
 
@@ -100,7 +101,7 @@ def _positive_int(value: str) -> int:
     return number
 
 
-def _seconds(minimum: float) -> Callable[[str], float]:
+def _seconds(minimum: float, maximum: float = math.inf) -> Callable[[str], float]:
     def parse(value: str) -> float:
         try:
             number = float(value)
@@ -108,6 +109,8 @@ def _seconds(minimum: float) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
         if number < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum:g} seconds")
+        if number > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum:g} seconds")
         return number
 
     return parse
@@ -226,7 +229,7 @@ def _add_worker(subparsers: Any, common: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--lease",
-        type=_seconds(1),
+        type=_seconds(1, MAX_LEASE),
         default=300.0,
         metavar="SECONDS",
         help="how long a claim holds a job; renewed every third of it while the job runs, and "
@@ -339,7 +342,7 @@ def _add_backfill(subparsers: Any, common: argparse.ArgumentParser) -> None:
         "--concurrency", type=_positive_int, default=4, metavar="N", help="--run: jobs run at once (default: 4)"
     )
     parser.add_argument(
-        "--lease", type=_seconds(1), default=300.0, metavar="SECONDS", help="--run: job lease (default: 300)"
+        "--lease", type=_seconds(1, MAX_LEASE), default=300.0, metavar="SECONDS", help="--run: job lease (default: 300)"
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run_backfill)

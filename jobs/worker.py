@@ -60,6 +60,8 @@ from .transport import Transport
 log = logging.getLogger("supamem.jobs")
 
 #: What can happen to a claimed job, in the order the summary prints them.
+#: The longest lease claim_jobs and extend_lease grant (a day).
+MAX_LEASE = 86_400.0
 #: How memory_private.hold_lease refuses a job it no longer leases to the worker (55000).
 LEASE_LOST = "job {id} is not leased to "
 #: How the extraction rate limit refuses (54000); other 54000s are the output's fault.
@@ -224,8 +226,8 @@ class Worker:
             raise ValueError(f"unknown job kinds {unknown}; known: {', '.join(KINDS)}")
         if not 1 <= concurrency <= 100:
             raise ValueError("concurrency must be 1..100")
-        if lease < 1:
-            raise ValueError("lease must be at least 1 second")
+        if not 1 <= lease <= MAX_LEASE:
+            raise ValueError("lease must be 1 second to a day")
         if max_jobs is not None and max_jobs < 1:
             raise ValueError("max_jobs must be at least 1")
         if refusals_to_stop < 1:
@@ -539,13 +541,15 @@ class Worker:
     def _stop_for_configuration(self, running: _Running, error: str) -> str:
         """No job can succeed with this configuration: hand the job back (its attempt unspent) and stop."""
         job = running.job
+        with self._cond:
+            if running.abandoned:  # the stop already handed it back (a job refused after the first stop)
+                return "released"
+            self._summary.fatal = self._summary.fatal or error
+            running.abandoned = True  # this thread hands it back, not _wind_down
         log.error(
             f"configuration error, stopping: {error}",
             extra={**self._context(job), "event": "configuration_error", "error": error},
         )
-        with self._cond:
-            self._summary.fatal = self._summary.fatal or error
-            running.abandoned = True  # this thread hands it back, not _wind_down
         # Released before the stop, so run() cannot return (and its caller close the
         # transport) while the job is still held.
         released = self._release(running)
@@ -658,7 +662,7 @@ def _ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
 
 
-__all__ = ["OUTCOMES", "JsonFormatter", "Summary", "Worker", "configure_logging", "default_worker_name"]
+__all__ = ["MAX_LEASE", "OUTCOMES", "JsonFormatter", "Summary", "Worker", "configure_logging", "default_worker_name"]
 
 
 def _lease_lost(exc: SupamemError, job: ClaimedJob) -> bool:

@@ -71,13 +71,21 @@ def test_the_scheduled_sweep_pauses_between_its_batches(
         thread = threading.Thread(target=call)
         thread.start()
         waits: set[str] = set()
+        # While it pauses it holds no transaction id and no lock: the pause comes after a commit.
+        holding: set[bool] = set()
         while thread.is_alive():
             row = postgres_conn.execute(
-                "select coalesce(wait_event, '') from pg_stat_activity where pid = %s", [pid]).fetchone()
-            waits.add(row[0] if row else "")
+                "select coalesce(a.wait_event, ''), a.backend_xid is not null"
+                " or exists (select 1 from pg_locks as l where l.pid = a.pid and l.locktype <> 'virtualxid')"
+                " from pg_stat_activity as a where a.pid = %s", [pid]).fetchone()
+            if row:
+                waits.add(row[0])
+                if row[0] == "PgSleep":
+                    holding.add(row[1])
         thread.join()
     assert failure == []
     assert "PgSleep" in waits, f"the sweeper paused between batches (seen: {sorted(waits)})"
+    assert holding == {False}, "a pause holds nothing"
     assert _expired_messages(postgres_conn) < before, "its batches are committed"
 
 
@@ -88,3 +96,26 @@ def test_a_pause_that_is_not_a_number_stops_the_sweep_with_a_clear_error(
     sweep_settings(sweep_pause='"long"')
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="setting sweep_pause must be a number of at least 0"):
         postgres_conn.execute("call memory_private.run_retention_sweep()")
+
+
+@pytest.mark.usefixtures("retention_sweep_paused")
+def test_a_run_ends_before_its_pauses_reach_the_statement_timeout(
+    client_db: Database, postgres_conn: psycopg.Connection, database_url: str, make_id: Any, sweep_settings: Any
+) -> None:
+    """The pauses count against the statement timeout, which covers the whole call: a run whose next
+    pause would take it past half the timeout ends there, committed, instead of being cancelled."""
+    store = ConversationStore(client_db)
+    user = make_id("sweep-budget")
+    for n in range(1, 4):
+        store.store_turn(user, f"q{n}", f"a{n}")
+    conversation = postgres_conn.execute(
+        "select id from memory.conversations where user_id = %s", [store.identity.user(user)]).fetchone()
+    assert conversation is not None
+    age_turns(postgres_conn, conversation[0], [1, 2], timedelta(hours=25))
+    before = _expired_messages(postgres_conn)
+    # A pause of 100,000 times a batch's own time would outlast the timeout many times over.
+    sweep_settings(sweep_batch_size="1", sweep_max_batches="10", sweep_pause="100000")
+    with psycopg.connect(database_url, autocommit=True) as sweeper:
+        sweeper.execute("set statement_timeout = '2s'")
+        sweeper.execute("call memory_private.run_retention_sweep()")
+    assert _expired_messages(postgres_conn) < before, "the batch it ran is committed"

@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import psycopg
 import pytest
 from client_helpers import wait_for
 from job_helpers import JobKit
+
+from jobs.worker import MAX_LEASE, Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -530,6 +533,17 @@ def test_failures_back_off_then_dead_letter(
     assert kit.value("select title from memory.conversations where id = %s", [conversation_id]) is None
     stats = {r["kind"]: r for r in kit.rows("select * from memory.job_stats()")}
     assert stats["title"]["dead"] >= 1
+
+
+def test_the_worker_takes_the_leases_the_queue_grants(kit: JobKit) -> None:
+    """Worker and CLI refuse a lease past MAX_LEASE before claiming: the queue grants a day at most."""
+    assert kit.value("select count(*) from memory.claim_jobs('{title}', 'lease-probe', 1, %s * interval '1 second',"
+                     " '{}'::uuid[])", [MAX_LEASE]) == 0
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="at most a day"):
+        kit.value("select count(*) from memory.claim_jobs('{title}', 'lease-probe', 1, %s * interval '1 second',"
+                  " '{}'::uuid[])", [MAX_LEASE + 1])
+    with pytest.raises(ValueError, match="lease must be 1 second to a day"):
+        Worker(transport=None, llm=None, kinds=["title"], lease=MAX_LEASE + 1)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("status", [400, 413, 422])

@@ -13,7 +13,8 @@ declare
     v_insert boolean := tg_op = 'INSERT';
 begin
     if v_insert and new.role not in ('user', 'assistant') then
-        raise exception using errcode = '22023', message = format('role must be user or assistant, not %L', new.role);
+        raise exception using errcode = '22023', message = format('invalid role %L', new.role),
+            hint = 'A message is the user''s or the assistant''s.';
     end if;
     if v_insert or new.content is distinct from old.content then
         perform memory_private.check_text('content', new.content, 100000);

@@ -1,5 +1,5 @@
 -- Why: a user placed in a tenant that is not there would meet a foreign key naming only itself
--- (users_tenant_id_fkey); the writers that take a tenant say which one is missing.
+-- (users_tenant_id_fkey); the writers that take a tenant (the service role's) say which one is missing.
 create function memory_private.check_tenant(p_tenant_id uuid)
 returns void
 language plpgsql
@@ -14,21 +14,4 @@ end
 $$;
 
 revoke all on function memory_private.check_tenant(uuid) from public, anon, authenticated, service_role;
-grant execute on function memory_private.check_tenant(uuid) to authenticated, service_role;
-
--- Why: whether a Supabase Auth user is there, for register_user's service-role path: auth.users
--- is GoTrue's, unreadable to the service role. A yes or no about an id, for the service role only.
-create function memory_private.auth_user_exists(p_user_id uuid)
-returns boolean
-language plpgsql
-stable
-security definer
-set search_path = ''
-as $$
-begin
-    return exists (select 1 from auth.users as u where u.id = p_user_id);
-end
-$$;
-
-revoke all on function memory_private.auth_user_exists(uuid) from public, anon, authenticated, service_role;
-grant execute on function memory_private.auth_user_exists(uuid) to service_role;
+grant execute on function memory_private.check_tenant(uuid) to service_role;

@@ -82,9 +82,10 @@ declare
     v_round integer := 1;
 begin
     if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
-        or p_lease <= interval '0' or p_lease > interval '1 day' then
+        or not coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval)
+            between interval '1 microsecond' and interval '1 day' then
         raise exception using errcode = '22023',
-            message = 'a worker name, a limit of 1..100 and a lease of at most a day are required';
+            message = 'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required';
     end if;
     v_batch := p_limit + 8;
     if 'extract' = any(p_kinds) then

@@ -6,13 +6,14 @@ language plpgsql
 set search_path = ''
 as $$
 declare
+    v_lease interval := coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval);
     v_until timestamptz;
 begin
     -- A worker holds a job for a day at most, as claim_jobs grants it.
-    if p_lease <= interval '0' or p_lease > interval '1 day' then
-        raise exception using errcode = '22023', message = 'a lease must be positive and at most a day';
+    if not v_lease between interval '1 microsecond' and interval '1 day' then
+        raise exception using errcode = '22023', message = 'a lease must be longer than 0 and at most a day';
     end if;
-    v_until := now() + coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval);
+    v_until := now() + v_lease;
     perform memory_private.hold_lease(p_job_id, p_worker);
     update memory_private.jobs as j set leased_until = v_until where j.id = p_job_id;
     return v_until;

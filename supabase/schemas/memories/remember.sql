@@ -64,6 +64,8 @@ begin
         raise exception using errcode = '42501', message = 'a signed-in user remembers only for themselves';
     end if;
     v_user := memory_private.writing_user(coalesce(p_user_id, v_scope));
+    -- Before the duplicate search, which would answer an overlong near-duplicate with the old memory.
+    perform memory_private.check_text('content', p_content, 2000);
     -- Stored, a time past the year 9999 could not be read back by a client, and one already past
     -- would be a memory added and never seen.
     if p_expires_at <= now() or p_expires_at > now() + interval '100 years' then

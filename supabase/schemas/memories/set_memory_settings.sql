@@ -8,12 +8,14 @@ language plpgsql
 set search_path = ''
 as $$
 declare
+    -- Resolved once: in the update's condition it ran for every user row.
+    v_user uuid := memory_private.writing_user(p_user_id);
     v_row memory.users;
 begin
     update memory.users as u
     set memory_paused = coalesce(p_memory_paused, u.memory_paused),
         long_term_opt_in = coalesce(p_long_term_opt_in, u.long_term_opt_in)
-    where u.id = memory_private.writing_user(p_user_id)
+    where u.id = v_user
     returning u.* into v_row;
     if not found then
         raise exception using errcode = 'P0002', message = 'user not found';

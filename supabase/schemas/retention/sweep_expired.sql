@@ -133,8 +133,10 @@ grant execute on function memory.sweep_expired(integer, uuid, jsonb) to service_
 -- sweep_max_batches. Between batches it pauses for sweep_pause times the batch's own time, as
 -- autovacuum's cost delay does: a sweep is background work, and at full speed it took a core
 -- from the writers of a two-core server (their p99 2.2x while it ran). An on-demand sweep
--- (supamem.retention, seed 001's cleanup) does not pause. A procedure that commits cannot carry
--- a `set search_path` clause, so every name in it is schema-qualified.
+-- (supamem.retention, seed 001's cleanup) does not pause. The pauses count against the statement
+-- timeout, which covers the whole call (on a hosted project pg_cron's role has two minutes): a run
+-- ends before a pause would take it past half the timeout, and the next run sweeps on. A procedure
+-- that commits cannot carry a `set search_path` clause, so every name in it is schema-qualified.
 create procedure memory_private.run_retention_sweep()
 language plpgsql
 as $$
@@ -144,15 +146,22 @@ declare
     v_pause double precision := memory_private.number_setting('sweep_pause', 0);
     v_done record;
     v_resume jsonb;
+    v_began timestamptz := pg_catalog.clock_timestamp();
+    v_budget interval := case when pg_catalog.current_setting('statement_timeout') <> '0'
+        then pg_catalog.current_setting('statement_timeout')::interval / 2 end;
     v_started timestamptz;
+    v_took interval;
 begin
     for i in 1..v_max loop
         v_started := pg_catalog.clock_timestamp();
         select * into v_done from memory.sweep_expired(v_batch, null, v_resume);
         v_resume := v_done.resume;
         commit;
-        exit when greatest(v_done.messages_deleted, v_done.conversations_deleted, v_done.short_term_deleted) < v_batch;
-        perform pg_catalog.pg_sleep(v_pause * extract(epoch from pg_catalog.clock_timestamp() - v_started));
+        exit when greatest(v_done.messages_deleted, v_done.conversations_deleted, v_done.short_term_deleted) < v_batch
+            or i = v_max;
+        v_took := pg_catalog.clock_timestamp() - v_started;
+        exit when pg_catalog.clock_timestamp() - v_began + v_took * v_pause > v_budget;
+        perform pg_catalog.pg_sleep(v_pause * extract(epoch from v_took));
     end loop;
 end
 $$;

@@ -21,7 +21,7 @@ select throws_ok(
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, 'system', 'You are a bot')$$,
-    '22023', 'role must be user or assistant, not ''system''', 'a role other than user or assistant is refused'
+    '22023', 'invalid role ''system''', 'a role other than user or assistant is refused'
 );
 select throws_ok(
     $$insert into memory.messages (conversation_id, role, content) values (tests.recall('conv')::uuid, null, 'Who said this?')$$,

@@ -72,13 +72,13 @@ select tests.authenticate_as_service_role();
 
 -- The queue's ranges.
 select throws_ok($$select memory.claim_jobs('{extract}', 'w', 2147483647)$$, '22023',
-    'a worker name, a limit of 1..100 and a lease of at most a day are required', 'a claim of 2^31 - 1 jobs');
+    'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required', 'a claim of 2^31 - 1 jobs');
 select throws_ok($$select memory.claim_jobs('{extract}', 'w', 1, '2 days')$$, '22023',
-    'a worker name, a limit of 1..100 and a lease of at most a day are required', 'a claim for two days');
+    'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required', 'a claim for two days');
 select throws_ok($$select memory.extend_lease(1, 'w', '1000000 years')$$, '22023',
-    'a lease must be positive and at most a day', 'a lease extended past a day');
+    'a lease must be longer than 0 and at most a day', 'a lease extended past a day');
 select throws_ok($$select memory.extend_lease(1, 'w', '-1 second')$$, '22023',
-    'a lease must be positive and at most a day', 'or into the past');
+    'a lease must be longer than 0 and at most a day', 'or into the past');
 select tests.clear_authentication();
 
 select is((select count(*)::integer from memory.users where id = tests.recall('nobody')::uuid), 0, 'nobody was made');
