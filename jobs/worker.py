@@ -253,6 +253,7 @@ class Worker:
         self._queue: queue.SimpleQueue[_Running | None] = queue.SimpleQueue()
         self._stop = False
         self._stop_now = False
+        self._handing_back = 0  # job threads handing their own job back
         self._summary = Summary()
         self._threads: list[threading.Thread] = []
         self._embeddings_queued_at: float | None = None
@@ -432,6 +433,10 @@ class Worker:
             if self._release(running):
                 with self._cond:
                     self._summary.add(running.job.kind, "released")
+        # A job thread handing its own job back (a configuration error) finishes before run() returns.
+        with self._cond:
+            while self._handing_back:
+                self._cond.wait(timeout=1.0)
 
     def _release(self, running: _Running) -> bool:
         """Hand a held job back to the queue (`memory.release_job`); True when it was."""
@@ -468,7 +473,9 @@ class Worker:
                 outcome, tokens = "error", None
             with self._cond:
                 self._running.pop(running.job.id, None)
-                if not running.abandoned:
+                # A job handed back by the stop is counted there, unless its own outcome won the race
+                # (dead or done before the release, which then found it no longer held).
+                if not running.abandoned or outcome not in ("lost", "released", "error"):
                     self._summary.add(running.job.kind, outcome, tokens)
                 self._cond.notify_all()
             if self.on_finish is not None:
@@ -546,16 +553,22 @@ class Worker:
                 return "released"
             self._summary.fatal = self._summary.fatal or error
             running.abandoned = True  # this thread hands it back, not _wind_down
+            self._handing_back += 1  # and run() waits for it (_wind_down)
         log.error(
             f"configuration error, stopping: {error}",
             extra={**self._context(job), "event": "configuration_error", "error": error},
         )
-        # Released before the stop, so run() cannot return (and its caller close the
-        # transport) while the job is still held.
-        released = self._release(running)
-        self.request_stop(now=True, reason="configuration error: releasing held jobs")
-        with self._cond:
-            self._summary.add(job.kind, "released" if released else "error")
+        # Claiming stops first, so the claim loop cannot take the job again once it is back in the queue.
+        self.request_stop(reason="configuration error: releasing held jobs")
+        released = False
+        try:
+            released = self._release(running)
+        finally:
+            with self._cond:
+                self._summary.add(job.kind, "released" if released else "error")
+                self._handing_back -= 1
+                self._cond.notify_all()
+        self.request_stop(now=True)
         return "released" if released else "error"
 
     def _context(self, job: ClaimedJob) -> dict[str, Any]:

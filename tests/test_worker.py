@@ -535,6 +535,30 @@ def test_failures_back_off_then_dead_letter(
     assert stats["title"]["dead"] >= 1
 
 
+def test_refusals_that_come_together_stop_the_worker_once_and_count_each_job_once(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Four jobs in flight, all refused at once: the third refusal stops the worker, no job is left
+    held, at most two are dead (which ones is the threads' race) and the rest handed back, and the
+    summary counts each job once, as the queue holds it."""
+    for n in range(4):
+        user_id, profile_id = kit.user()
+        kit.conversation(user_id, profile_id, [(f"Hello {n}", "Hi!")])
+        kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
+    assert kit.make_due() == 4
+    fake_llm.status = 400
+    fake_llm.gate.clear()  # the four requests wait together
+    worker = WorkerProcess(tmp_path, openai_env(database_url, fake_llm), "--once", "--kinds", "title",
+                           "--concurrency", "4", "--json", *kit.worker_args)
+    wait_for(lambda: fake_llm.received == 4, what="four requests in flight")
+    fake_llm.gate.set()
+    assert worker.wait() == 2, worker.stderr_path.read_text()[-3000:]
+    statuses = Counter(job["status"] for job in kit.jobs("title"))
+    assert set(statuses) <= {"dead", "queued"} and statuses["dead"] <= 2, statuses
+    summary = json.loads(worker.stdout)["kinds"]["title"]
+    assert summary == {k: v for k, v in {"dead": statuses["dead"], "released": statuses["queued"]}.items() if v}
+
+
 def test_the_worker_takes_the_leases_the_queue_grants(kit: JobKit) -> None:
     """Worker and CLI refuse a lease past MAX_LEASE before claiming: the queue grants a day at most."""
     assert kit.value("select count(*) from memory.claim_jobs('{title}', 'lease-probe', 1, %s * interval '1 second',"
