@@ -35,6 +35,17 @@ def sweep_settings(postgres_conn: psycopg.Connection) -> Iterator[Any]:
             put(**{key: value})
 
 
+def _expire_turns(db: Database, conn: psycopg.Connection, user: str, turns: int, expired: int) -> None:
+    """A conversation of `turns` turns whose first `expired` are past their time to live."""
+    store = ConversationStore(db)
+    for n in range(1, turns + 1):
+        store.store_turn(user, f"q{n}", f"a{n}")
+    conversation = conn.execute(
+        "select id from memory.conversations where user_id = %s", [store.identity.user(user)]).fetchone()
+    assert conversation is not None
+    age_turns(conn, conversation[0], list(range(1, expired + 1)), timedelta(hours=25))
+
+
 def _expired_messages(conn: psycopg.Connection) -> int:
     row = conn.execute("select count(*) from memory.messages where expires_at <= now()").fetchone()
     assert row is not None
@@ -47,14 +58,7 @@ def test_the_scheduled_sweep_pauses_between_its_batches(
 ) -> None:
     """While the procedure runs, its backend is seen waiting in pg_sleep between batches, and
     the batches it ran are committed."""
-    store = ConversationStore(client_db)
-    user = make_id("scheduled-sweep")
-    for n in range(1, 5):
-        store.store_turn(user, f"q{n}", f"a{n}")
-    conversation = postgres_conn.execute(
-        "select id from memory.conversations where user_id = %s", [store.identity.user(user)]).fetchone()
-    assert conversation is not None
-    age_turns(postgres_conn, conversation[0], [1, 2, 3, 4], timedelta(hours=25))
+    _expire_turns(client_db, postgres_conn, make_id("scheduled-sweep"), 4, 4)
     before = _expired_messages(postgres_conn)
     sweep_settings(sweep_batch_size="1", sweep_max_batches="4", sweep_pause="20")
 
@@ -104,14 +108,7 @@ def test_a_run_ends_before_its_pauses_reach_the_statement_timeout(
 ) -> None:
     """The pauses count against the statement timeout, which covers the whole call: a run whose next
     pause would take it past half the timeout ends there, committed, instead of being cancelled."""
-    store = ConversationStore(client_db)
-    user = make_id("sweep-budget")
-    for n in range(1, 4):
-        store.store_turn(user, f"q{n}", f"a{n}")
-    conversation = postgres_conn.execute(
-        "select id from memory.conversations where user_id = %s", [store.identity.user(user)]).fetchone()
-    assert conversation is not None
-    age_turns(postgres_conn, conversation[0], [1, 2], timedelta(hours=25))
+    _expire_turns(client_db, postgres_conn, make_id("sweep-budget"), 3, 2)
     before = _expired_messages(postgres_conn)
     # A pause of 100,000 times a batch's own time would outlast the timeout many times over.
     sweep_settings(sweep_batch_size="1", sweep_max_batches="10", sweep_pause="100000")
