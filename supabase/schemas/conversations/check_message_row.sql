@@ -12,7 +12,7 @@ as $$
 declare
     v_insert boolean := tg_op = 'INSERT';
 begin
-    if v_insert and new.role not in ('user', 'assistant') then
+    if (v_insert or new.role is distinct from old.role) and new.role not in ('user', 'assistant') then
         raise exception using errcode = '22023', message = format('invalid role %L', new.role),
             hint = 'A message is the user''s or the assistant''s.';
     end if;
@@ -54,6 +54,6 @@ for each row when (
 execute function memory_private.check_message_row();
 
 create trigger messages_checked_on_update
-before update of content, metadata, tool_calls, suggested_values, suggested_actions, custom_payload
+before update of role, content, metadata, tool_calls, suggested_values, suggested_actions, custom_payload
 on memory.messages
 for each row execute function memory_private.check_message_row();

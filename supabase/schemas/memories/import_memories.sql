@@ -48,7 +48,8 @@ set search_path = ''
 as $$
 declare
     v_scope uuid := memory_private.memory_scope();
-    v_user uuid := memory_private.acting_user(coalesce(p_user_id, v_scope));
+    -- A signed-in user's first import registers them; the service role's for nobody is not found.
+    v_user uuid := memory_private.writing_user(coalesce(p_user_id, v_scope));
     v_added integer;
     v_bad text;
 begin

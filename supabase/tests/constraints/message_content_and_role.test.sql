@@ -3,7 +3,7 @@
 -- tool_calls an array, and content is at most 100,000 characters, each said in words (22023;
 -- add_turn says which message is too long), and a missing role or content is 23502.
 begin;
-select plan(12);
+select plan(13);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('constraints-content');
@@ -70,6 +70,10 @@ select tests.authenticate_as_service_role();
 select throws_ok(
     $$update memory.messages set content = '' where conversation_id = tests.recall('conv')::uuid$$,
     '22023', 'content must not be empty', 'no update can blank a message, and the refusal says so'
+);
+select throws_ok(
+    $$update memory.messages set role = 'system' where conversation_id = tests.recall('conv')::uuid$$,
+    '22023', 'invalid role ''system''', 'nor give it a role other than user or assistant'
 );
 
 select * from finish();

@@ -5,10 +5,11 @@
 -- way in (memory_private.check_memory_row), a lease past a day and a claim's limit past 2^31.
 -- Signed-in callers keep RLS's answer. Nothing is written.
 begin;
-select plan(28);
+select plan(30);
 
 select tests.create_cast('missing-refs');
 select tests.remember('nobody', '00000000-0000-4000-8000-0000000b0d1e'::uuid);
+select tests.remember('importer', tests.create_auth_user('missing-refs.importer@supamem.test'));
 
 -- Writing for a user nobody registered.
 select tests.authenticate_as_service_role();
@@ -19,8 +20,16 @@ select throws_ok(format($$select memory.remember('Likes tea', 'preference', %L)$
 select throws_ok(format($$select memory.create_session(%L)$$, tests.recall('nobody')),
     'P0002', 'user not found', 'a conversation for nobody');
 select lives_ok(format($$select memory.kv_set('k', '{"a": 1}', %L)$$, tests.recall('owner')), 'a value for a registered user');
+select throws_ok(
+    format($$select memory.import_memories('{"format": "supamem.memories", "version": 1}', %L)$$, tests.recall('nobody')),
+    'P0002', 'user not found', 'an import for nobody'
+);
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select lives_ok($$select memory.kv_set('k', '{"a": 1}')$$, 'a signed-in user not registered yet registers by writing');
+select tests.authenticate_as(tests.recall('importer')::uuid);
+select is(memory.import_memories('{"format": "supamem.memories", "version": 1}'), 0,
+    'and by importing their memories');
+select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select throws_ok(format($$select memory.kv_set('k', '{"a": 1}', %L)$$, tests.recall('owner')),
     '42501', null, 'a signed-in user writing for another keeps RLS''s refusal');
 select throws_ok(format($$select memory.kv_set('k', '{"a": 1}', %L)$$, tests.recall('nobody')),
