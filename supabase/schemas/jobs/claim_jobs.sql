@@ -74,6 +74,7 @@ declare
     v_served uuid[] := '{}';
     v_idle uuid[] := '{}';
     v_batch integer;
+    v_lease interval := coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval);
     v_more boolean := false;
     v_anyone boolean := p_user_ids is null;
     v_claimed bigint[] := '{}';
@@ -82,8 +83,7 @@ declare
     v_round integer := 1;
 begin
     if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
-        or not coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval)
-            between interval '1 microsecond' and interval '1 day' then
+        or not v_lease between interval '1 microsecond' and interval '1 day' then
         raise exception using errcode = '22023',
             message = 'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required';
     end if;
@@ -149,7 +149,7 @@ begin
     return query
     update memory_private.jobs as j
     set status = 'running', attempts = j.attempts + 1, worker = p_worker, started_at = now(),
-        leased_until = now() + coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval)
+        leased_until = now() + v_lease
     where j.id = any(v_claimed)
     returning j.id, j.kind, j.payload, j.user_id, j.attempts, j.leased_until;
 end
