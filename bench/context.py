@@ -187,6 +187,46 @@ def measure(probes: list[str], n: int, warmup: int) -> dict[str, Any]:
     return out
 
 
+# A floor, not the kit: the rows of the document without a query (the window, the profile's kept
+# candidates scored and cut to ten, the latest summaries) read by one plain statement with no access
+# check, settings, notes or proof, the least any query-time design reads.
+FLOOR = """
+with c as (select * from memory.conversations where id = %(c)s),
+window_turns as (
+    select t.* from memory.turns as t
+    where t.conversation_id = %(c)s and t.turn_number > (select c.last_turn - 10 from c)
+),
+chosen as (
+    select m.id, m.content, m.type, m.pinned,
+        memory_private.memory_score(w.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count,
+            now()) as score
+    from c
+    join memory_private.memory_selections as s on s.profile_id = c.profile_id
+    join memory.memories as m on m.id = any(s.candidates)
+    join memory.memory_types as w on w.type = m.type
+    where m.active and not m.archived and m.deleted_at is null
+    order by m.pinned desc, score desc, m.id
+    limit 10
+)
+select json_build_object(
+    'history', (select json_agg(t order by t.turn_number) from window_turns as t),
+    'memories', (select json_agg(m) from chosen as m),
+    'conversation_summary', (
+        select to_json(s) from memory.conversation_summaries as s
+        where s.conversation_id = %(c)s order by s.to_turn desc limit 1
+    ),
+    'weekly_summary', (
+        select to_json(w) from memory.weekly_summaries as w, c
+        where w.profile_id = c.profile_id order by w.week_start_date desc limit 1
+    ),
+    'monthly_summary', (
+        select to_json(m) from memory.monthly_summaries as m, c
+        where m.profile_id = c.profile_id order by m.year desc, m.month desc limit 1
+    )
+)
+"""
+
+
 def attribution(probe: str, n: int) -> dict[str, Any]:
     """Where the hot path's time goes: its parts called on their own, interleaved, same connection."""
     conn = service()
@@ -194,6 +234,7 @@ def attribution(probe: str, n: int) -> dict[str, Any]:
     parts = {
         "select_1": ("select 1", ()),
         "prompt_context": ("select memory.prompt_context(%s, %s)", (probe, QUERY)),
+        "prompt_context, no query": ("select memory.prompt_context(%s)", (probe,)),
         "turn_history (window)": ("select * from memory.turn_history(%s, 10)", (probe,)),
         "resolve_reference": ("select * from memory.resolve_reference(%s, %s, 10)", (probe, QUERY)),
         "select_memories, no query, not recorded": (
@@ -201,9 +242,10 @@ def attribution(probe: str, n: int) -> dict[str, Any]:
         "select_memories, query, not recorded": (
             "select * from memory.select_memories(p_user_id => %s, p_profile_id => %s, p_query => %s, p_record => false)",
             (uid, pid, QUERY)),
+        "floor: one plain statement, no query": (FLOOR, {"c": probe}),
     }
 
-    def caller(q: str, params: tuple) -> Any:
+    def caller(q: str, params: Any) -> Any:
         return lambda: conn.execute(q, params or None).fetchall()
 
     samples = interleaved({name: caller(q, p) for name, (q, p) in parts.items()}, n, 30)
