@@ -71,12 +71,16 @@ KIND_GROUPS: dict[str, tuple[str, ...]] = {
 
 class JobFailed(Exception):
     """This attempt failed; retry the job later (after `retry_after` seconds if known), or, when
-    `final`, never: the same request would fail the same way."""
+    `final`, never: the same request would fail the same way. `unavailable`: the provider gave no
+    answer (rate limited, a server error, a timeout, no connection) after the client's retries."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, final: bool = False) -> None:
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, final: bool = False, unavailable: bool = False
+    ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.final = final
+        self.unavailable = unavailable
 
 
 class ConfigurationError(Exception):
@@ -286,13 +290,13 @@ def run_job(
         # job's request is refused again, so the job goes to the dead letters at once.
         raise JobFailed(f"LLM request rejected: {exc}", final=exc.status in INPUT_REFUSALS) from exc
     except LLMRateLimited as exc:
-        raise JobFailed(f"LLM rate limited: {exc}", retry_after=exc.retry_after) from exc
+        raise JobFailed(f"LLM rate limited: {exc}", retry_after=exc.retry_after, unavailable=True) from exc
     except LLMServerError as exc:
-        raise JobFailed(f"LLM server error: {exc}", retry_after=exc.retry_after) from exc
+        raise JobFailed(f"LLM server error: {exc}", retry_after=exc.retry_after, unavailable=True) from exc
     except LLMBadResponse as exc:
         raise JobFailed(f"LLM answer unusable: {exc}") from exc
     except LLMError as exc:  # timeouts, connection errors
-        raise JobFailed(f"{type(exc).__name__}: {exc}") from exc
+        raise JobFailed(f"{type(exc).__name__}: {exc}", unavailable=True) from exc
 
 
 def make_llm(environ: Mapping[str, str] | None = None) -> LLMClient:

@@ -17,6 +17,14 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   done between, refuses what the configuration sends (a parameter or model it does not take),
   not one job's input: the worker hands the last job back and stops, as on a configuration
   error, instead of sending the whole queue to the dead letters;
+- a provider that gives no answer (rate limited, a server error, a timeout, no connection, after
+  the client's own retries) for `unavailable_to_pause` jobs in a row, none done between, is down,
+  not failing those jobs: each job that meets it then goes back with `memory.defer_job` (attempt
+  unspent) and the worker stops claiming that provider's jobs for a pause (`outage_pause`: from
+  its first length, doubling while the outage lasts, at least a 429's Retry-After, at most its
+  longest), then sends one job to see whether it answers; the first job done ends the outage. An outage of any length
+  costs each job at most the attempts spent before it was seen, never the dead letters. The
+  model and the embeddings server are two providers (`embed` jobs use the latter);
 - a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
@@ -199,6 +207,10 @@ class Worker:
         embedder: the embeddings client for embed jobs (default: from SUPAMEM_EMBEDDING_*).
         refusals_to_stop: jobs of one kind the provider may refuse in a row before the worker
             takes it for a configuration error and stops.
+        unavailable_to_pause: jobs in a row a provider may leave unanswered before the worker
+            takes it for down and pauses its jobs.
+        outage_pause: (first, longest) seconds a down provider's jobs wait before one is sent
+            to see whether it answers again.
     """
 
     def __init__(
@@ -219,6 +231,8 @@ class Worker:
         user_ids: Iterable[str] | None = None,
         embedder: Any = None,
         refusals_to_stop: int = 3,
+        unavailable_to_pause: int = 3,
+        outage_pause: tuple[float, float] = (15.0, 600.0),
     ) -> None:
         kinds = tuple(dict.fromkeys(kinds))
         unknown = sorted(set(kinds) - set(KINDS))
@@ -232,6 +246,10 @@ class Worker:
             raise ValueError("max_jobs must be at least 1")
         if refusals_to_stop < 1:
             raise ValueError("refusals_to_stop must be at least 1")
+        if unavailable_to_pause < 1:
+            raise ValueError("unavailable_to_pause must be at least 1")
+        if not 0 < outage_pause[0] <= outage_pause[1]:
+            raise ValueError("outage_pause must be (first, longest) seconds, 0 < first <= longest")
         self.transport = transport
         self.llm = llm
         self.embedder = embedder if embedder is not None or "embed" not in kinds else make_embedder()
@@ -247,6 +265,8 @@ class Worker:
         self.defer_delay = defer_delay
         self.on_finish = on_finish
         self.refusals_to_stop = refusals_to_stop
+        self.unavailable_to_pause = unavailable_to_pause
+        self.outage_pause = outage_pause
 
         self._cond = threading.Condition()  # an RLock: safe to take from a signal handler
         self._running: dict[int, _Running] = {}
@@ -259,6 +279,11 @@ class Worker:
         self._embeddings_queued_at: float | None = None
         # Refusals of each kind's requests since one of that kind was last done.
         self._refusals: Counter[str] = Counter()
+        # Each provider's jobs left unanswered since one was last done, the length of its next
+        # pause, and when its current pause ends (time.monotonic()).
+        self._unanswered: Counter[str] = Counter()
+        self._next_pause: dict[str, float] = {}
+        self._paused_until: dict[str, float] = {}
 
     # -- control ---------------------------------------------------------------------------
 
@@ -334,9 +359,12 @@ class Worker:
             if self.max_jobs is not None:
                 free = min(free, self.max_jobs - claimed_total)
             claimed: list[ClaimedJob] = []
+            kinds, probe, wake = self._claimable(once)
             if claiming and free > 0:
                 try:
-                    claimed = self._claim(free)
+                    claimed = self._claim(kinds, free) if kinds else []
+                    if probe and len(claimed) < free:
+                        claimed += self._claim(probe, 1)
                 except SupamemError as exc:
                     # Down, or a transient error (a serialization failure, a 5xx from the API):
                     # a long-running worker backs off and tries again; a --once run reports it.
@@ -367,8 +395,8 @@ class Worker:
                 if not claiming or len(self._running) >= self.concurrency:
                     self._cond.wait(timeout=1.0)  # until a job finishes or a stop
                     continue
-            # Loop mode, nothing to claim: poll again later, sooner if a job finishes.
-            self._wait(idle)
+            # Loop mode, nothing to claim: poll again later, sooner if a job finishes or a pause ends.
+            self._wait(idle if wake is None else min(idle, wake))
             idle = min(idle * 2, self.idle_max)
 
     def _wait(self, seconds: float) -> None:
@@ -376,9 +404,32 @@ class Worker:
             if not self._stop:
                 self._cond.wait(timeout=seconds)
 
-    def _claim(self, limit: int) -> list[ClaimedJob]:
+    def _claimable(self, once: bool) -> tuple[list[str], list[str], float | None]:
+        """The kinds to claim; the kinds to claim one job of, to see whether their provider answers
+        again (its pause over, none of its jobs running); the seconds until the next pause ends. A
+        `once` run leaves a down provider's jobs in the queue."""
         now = time.monotonic()
-        if "embed" in self.kinds and (self._embeddings_queued_at is None or now - self._embeddings_queued_at >= 1.0):
+        claim: list[str] = []
+        probe: list[str] = []
+        wake: float | None = None
+        with self._cond:
+            busy = {_provider(r.job.kind) for r in self._running.values()}
+            for kind in self.kinds:
+                provider = _provider(kind)
+                until = self._paused_until.get(provider, now)
+                if self._unanswered[provider] < self.unavailable_to_pause:
+                    claim.append(kind)
+                elif once:
+                    continue
+                elif until > now:
+                    wake = until - now if wake is None else min(wake, until - now)
+                elif provider not in busy:
+                    probe.append(kind)
+        return claim, probe, wake
+
+    def _claim(self, kinds: list[str], limit: int) -> list[ClaimedJob]:
+        now = time.monotonic()
+        if "embed" in kinds and (self._embeddings_queued_at is None or now - self._embeddings_queued_at >= 1.0):
             # Messages written since the last scan get their users' embed jobs now, not at the
             # next pg_cron minute; at most once a second, since a scan visits every user with
             # messages waiting.
@@ -387,7 +438,7 @@ class Worker:
         rows = self.transport.rpc(
             "claim_jobs",
             {
-                "p_kinds": list(self.kinds),
+                "p_kinds": kinds,
                 "p_worker": self.name,
                 "p_limit": limit,
                 "p_lease": f"{self.lease} seconds",
@@ -505,6 +556,9 @@ class Worker:
                 return self._stop_for_configuration(
                     running, f"the provider refused {self.refusals_to_stop} {job.kind} jobs in a row, the last: {exc}"
                 ), None
+            pause = self._unanswered_again(job.kind, exc.retry_after) if exc.unavailable else None
+            if pause is not None:
+                return self._defer(running, f"the {_provider(job.kind)} is unavailable: {exc}", pause), None
             return self._fail(running, str(exc), exc.retry_after, final=exc.final), None
         except SupamemError as exc:
             if _lease_lost(exc, job):
@@ -527,8 +581,7 @@ class Worker:
             log.exception("handler crashed", extra={**extra, "event": "job_crashed", "error": repr(exc)})
             return self._fail(running, f"{type(exc).__name__}: {exc}", None), None
         if result.outcome == "done":
-            with self._cond:
-                self._refusals[job.kind] = 0
+            self._answered(job.kind)
         deferral = result.result if result.outcome == "deferred" and isinstance(result.result, dict) else {}
         log.info(
             f"job {result.outcome}" + (f": {deferral['reason']}" if deferral.get("reason") else ""),
@@ -544,6 +597,40 @@ class Worker:
         with self._cond:
             self._refusals[kind] += 1
             return self._refusals[kind] >= self.refusals_to_stop
+
+    def _unanswered_again(self, kind: str, retry_after: float | None) -> float | None:
+        """Count a job of `kind` its provider left unanswered; when that makes `unavailable_to_pause`
+        in a row, the seconds its jobs wait (the pause, which also starts or goes on), else None."""
+        provider = _provider(kind)
+        with self._cond:
+            self._unanswered[provider] += 1
+            if self._unanswered[provider] < self.unavailable_to_pause:
+                return None
+            now = time.monotonic()
+            until = self._paused_until.get(provider, now)
+            if until > now:  # a job that met the same outage beside the one that started the pause
+                return until - now
+            first, longest = self.outage_pause
+            pause = min(max(self._next_pause.get(provider, first), retry_after or 0.0), longest)
+            self._paused_until[provider] = now + pause
+            self._next_pause[provider] = min(pause * 2, longest)
+        log.warning(
+            f"the {provider} is unavailable: its jobs wait {pause:g} s, then one is sent to see whether it answers",
+            extra={"event": "provider_unavailable", "worker": self.name, "kind": kind, "retry_after": pause},
+        )
+        return pause
+
+    def _answered(self, kind: str) -> None:
+        """A job of `kind` is done: its refusals and its provider's outage, if any, are over."""
+        provider = _provider(kind)
+        with self._cond:
+            self._refusals[kind] = 0
+            back = self._unanswered[provider] >= self.unavailable_to_pause
+            self._unanswered[provider] = 0
+            self._next_pause.pop(provider, None)
+            self._paused_until.pop(provider, None)
+        if back:
+            log.info(f"the {provider} answers again", extra={"event": "provider_back", "worker": self.name, "kind": kind})
 
     def _stop_for_configuration(self, running: _Running, error: str) -> str:
         """No job can succeed with this configuration: hand the job back (its attempt unspent) and stop."""
@@ -669,6 +756,11 @@ class Worker:
             return
         running.next_extend = time.monotonic() + interval
         log.debug("lease extended", extra={**extra, "event": "lease_extended"})
+
+
+def _provider(kind: str) -> str:
+    """Who answers a job of `kind`: embed jobs the embeddings server, the others the model."""
+    return "embeddings server" if kind == "embed" else "model"
 
 
 def _ms(started: float) -> int:

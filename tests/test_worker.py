@@ -14,6 +14,7 @@ No sleeps: every wait polls a condition with a deadline (`wait_for`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import signal
@@ -34,7 +35,9 @@ import pytest
 from client_helpers import wait_for
 from job_helpers import JobKit
 
-from jobs.worker import MAX_LEASE, Worker
+from jobs.llm import LLMClient, LLMSettings
+from jobs.transport import PsycopgTransport
+from jobs.worker import MAX_LEASE, JsonFormatter, Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -615,6 +618,100 @@ def test_a_provider_refusing_every_job_stops_the_worker_instead_of_filling_the_d
     (stopped,) = worker.events("configuration_error")
     assert "refused 3 title jobs in a row" in stopped["error"] and "400" in stopped["error"]
     assert worker.stderr_path.read_text().splitlines()[-1].startswith("supamem: error: the provider refused 3 title jobs")
+
+
+def _title_jobs(kit: JobKit, count: int) -> None:
+    """`count` users, each with one conversation whose title job is their only job of the model's."""
+    for n in range(count):
+        user_id, profile_id = kit.user()
+        kit.conversation(user_id, profile_id, [(f"Hello {n}", "Hi!")])
+        kit.conn.execute("delete from memory_private.jobs where user_id = %s and kind <> 'title'", [user_id])
+    assert kit.make_due() == count
+
+
+def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """A model that answers nothing (503 to every request) fails two jobs, an attempt each; the
+    third job it leaves unanswered shows it is down: that job goes back with its attempt unspent,
+    due when the pause ends, and a --once run claims no more of the model's jobs. Once the model
+    answers, every job is done and none was dead-lettered."""
+    _title_jobs(kit, 6)
+    env = openai_env(database_url, fake_llm)
+    fake_llm.status = 503
+    worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json", *kit.worker_args)
+    assert fake_llm.received == 3, "the worker sent no job after the third unanswered one"
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"failed": 2, "deferred": 1}}
+    jobs = kit.jobs("title")
+    assert {job["status"] for job in jobs} == {"queued"}
+    assert sorted((job["attempts"], job["last_error"] is not None) for job in jobs) == [(0, False)] * 4 + [(1, True)] * 2
+    (paused,) = worker.events("provider_unavailable")
+    assert paused["retry_after"] == 15.0 and paused["kind"] == "title"
+    (deferred,) = worker.events("job_deferred")
+    waited = kit.value("select run_after - now() from memory_private.jobs where id = %s", [deferred["job_id"]])
+    assert timedelta(seconds=5) < waited <= timedelta(seconds=15), "due when the pause ends"
+
+    fake_llm.status = 200
+    assert kit.make_due() == 6
+    worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json", *kit.worker_args)
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"done": 6}}
+    assert {job["status"] for job in kit.jobs("title")} == {"done"}
+
+
+def test_a_worker_sends_one_job_at_a_time_to_a_down_provider_and_resumes_when_it_answers(
+    kit: JobKit, database_url: str, fake_llm: FakeLLM
+) -> None:
+    """A long-running worker, three jobs at once: all three unanswered, so each goes back with its
+    attempt unspent and the model's jobs wait. After the pause one job is sent; unanswered again,
+    the next pause is twice as long; then one job is done and the other two follow. No attempt is
+    spent, no job fails, and while the model was down the worker held one job at a time."""
+    _title_jobs(kit, 3)
+    fake_llm.statuses = [503] * 4
+    events: list[dict[str, Any]] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            events.append(json.loads(JsonFormatter().format(record)))
+
+    done: list[int] = []
+
+    def finished(job: Any, outcome: str) -> None:
+        if outcome == "done":
+            done.append(job.id)
+            if len(done) == 3:
+                worker.request_stop()
+
+    llm = LLMClient(LLMSettings(provider="openai", base_url=fake_llm.base_url, api_key="test-key",
+                                model="fake-model", max_retries=0))
+    transport = PsycopgTransport.from_url(database_url)
+    worker = Worker(
+        transport, llm, kinds=["title"], concurrency=3, user_ids=kit.users, unavailable_to_pause=1,
+        outage_pause=(0.05, 1.0),
+        on_finish=finished,
+    )
+    logger = logging.getLogger("supamem.jobs")
+    handler, level = Collect(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        runner = threading.Thread(target=worker.run, kwargs={"once": False})
+        runner.start()
+        runner.join(timeout=60)
+        assert not runner.is_alive(), "the worker did not finish the three jobs"
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        transport.close()
+        llm.close()
+
+    jobs = kit.jobs("title")
+    assert [(job["status"], job["attempts"], job["last_error"]) for job in jobs] == [("done", 1, None)] * 3
+    assert fake_llm.received == 7
+    names = [e["event"] for e in events]
+    assert [e["retry_after"] for e in events if e["event"] == "provider_unavailable"] == [0.05, 0.1]
+    outage = names[names.index("provider_unavailable"):names.index("provider_back")]
+    assert outage.count("job_claimed") == 2, f"one job at a time while the model was down: {outage}"
+    assert "job_failed" not in names and names.count("job_deferred") == 4
 
 
 # --- summaries: backfill and the schedulers --------------------------------------------------------
