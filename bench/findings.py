@@ -80,6 +80,20 @@ def findings(results: dict[str, Any]) -> list[str]:
            if floor > 3 * one else "")
         if floor and one else ""
     )
+    floor_ratios = [lv.get("floor_ratio") for lv in wr.get("levels", []) if lv.get("floor_ratio")]
+    write_floor = (
+        f"A floor, measured beside them: the turn's two rows alone, inserted into the kit's messages table by one "
+        f"plain statement with its triggers and foreign keys off, do {_g(wr, 'levels', 0, 'floor', 'turns_per_second')} "
+        f"turns/s at 1 client, {', '.join(f'{r:.2f}x' for r in floor_ratios)} the peer at 1/4/8 clients: "
+        + ("the table's own indexes, checks and stored tsvector leave the 0.8x target out of reach before any of "
+           "add_turn's work, so only a narrower messages table could meet it. "
+           if max(floor_ratios) < 0.8 else "within the 0.8x target before add_turn's own work. ")
+        + "With pgbench on a development cluster, each insert one prepared statement, on a copy of the table: 251 µs "
+        "a two-row insert, 211 µs without the stored tsvector (two `to_tsvector` calls), 187 µs with neither it nor "
+        "any index, against 154 µs into a table shaped like the peer's (a serial key, an index of sessions, jsonb); "
+        "the peer's own call is a transaction (BEGIN, the insert, COMMIT) with LangChain's work around it. "
+        if floor_ratios else ""
+    )
     out = [
         "## Why targets were missed, and what in the kit made benchmarks slow",
         "",
@@ -289,7 +303,7 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"conversation's row lock and, once per turn (an answer joining its turn no longer does), updates its "
         f"indexed `updated_at` and `expires_at` (not a HOT update), the window deletes exactly the turn leaving it, "
         f"`check_message_author` runs, and the answer asks the gate about its question and notes it for "
-        f"extraction (below); messages carry seven indexes against the peer's two. Since 20261126002009 "
+        f"extraction (below); messages carry seven indexes against the peer's two. {write_floor}Since 20261126002009 "
         f"add_turn stores both messages with one insert of two rows, so the statement's triggers ran once per "
         f"turn (the search corpus count, until the change below), and `memory_private.setting`, read on every "
         f"turn, keeps its plan "

@@ -12,12 +12,13 @@ figures pool each side's runs.
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 from . import data
-from .common import bench_url, kit_database, log, one, pick, service
+from .common import admin, bench_url, kit_database, log, one, pick, replica_mode, service
 from .stats import ratio, run_concurrent
 
 TABLE = "langchain_chat_history"
@@ -68,6 +69,38 @@ def run_kit_raw(clients: int, duration: float, tag: str) -> dict[str, Any]:
             c.close()
 
 
+# A floor, not the kit: the turn's two rows inserted into the kit's messages table by one plain
+# statement with its triggers and foreign keys off; its indexes, checks and stored tsvector stay.
+FLOOR = """
+insert into memory.messages (conversation_id, user_id, role, content, turn_number, expires_at)
+values (%(c)s, %(u)s, 'user', %(q)s, %(t)s, now() + interval '24 hours'),
+    (%(c)s, %(u)s, 'assistant', %(a)s, %(t)s, now() + interval '24 hours')
+"""
+
+
+def run_floor(clients: int, duration: float, tag: str) -> dict[str, Any]:
+    conversations = _kit_conversations(clients, tag)
+    conns = [admin() for _ in range(clients)]
+    with service() as conn:
+        owners = [one(conn, "select user_id from memory.conversations where id = %s", (cid,)) for cid in conversations]
+
+    def make(i: int) -> Callable[[], Any]:
+        conn, turns = conns[i], itertools.count(1)
+        params = {"c": conversations[i], "u": owners[i], "q": QUESTION, "a": ANSWER}
+        return lambda: conn.execute(FLOOR, {**params, "t": next(turns)})
+
+    try:
+        for conn in conns:
+            conn.execute("set session_replication_role = replica")
+        return run_concurrent(make, clients, duration)
+    finally:
+        for conn in conns:
+            conn.close()
+        # Its rows go, so the other sides' later runs write into a table of the same size.
+        with admin() as conn, replica_mode(conn):
+            conn.execute("delete from memory.messages where conversation_id = any(%s::uuid[])", (conversations,))
+
+
 def run_peer(clients: int, duration: float) -> dict[str, Any]:
     import psycopg
     from langchain_core.messages import AIMessage, HumanMessage
@@ -114,34 +147,38 @@ def run() -> dict[str, Any]:
     rounds = pick(2, 5)
     levels = [1, 4, 8]
     out: dict[str, Any] = {"duration_per_run_s": duration, "runs_per_side": rounds, "levels": []}
-    sides = ("kit", "peer", "raw")
+    sides = ("kit", "peer", "raw", "floor")
     for clients in levels:
-        runs: dict[str, list[dict[str, Any]]] = {"kit": [], "peer": [], "raw": []}
+        runs: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
         # Short runs in rotating order, so the three sides share whatever else the machine does
         # (pg_cron's minutely passes over what the kit's turns noted, autovacuum) instead of one
         # side taking a pass whole.
         for rnd in range(rounds):
-            order = sides[rnd % 3:] + sides[:rnd % 3]
+            order = sides[rnd % len(sides):] + sides[:rnd % len(sides)]
             for side in order:
                 if side == "kit":
                     runs["kit"].append(run_kit(clients, duration, f"{clients}-{rnd}"))
                 elif side == "raw":
                     runs["raw"].append(run_kit_raw(clients, duration, f"{clients}-raw-{rnd}"))
+                elif side == "floor":
+                    runs["floor"].append(run_floor(clients, duration, f"{clients}-floor-{rnd}"))
                 else:
                     runs["peer"].append(run_peer(clients, duration))
-        kit, peer, raw = _pool(runs["kit"]), _pool(runs["peer"]), _pool(runs["raw"])
-        level = {"clients": clients, "kit": kit, "peer": peer, "kit_single_statement": raw,
+        kit, peer, raw, floor = (_pool(runs[side]) for side in sides)
+        level = {"clients": clients, "kit": kit, "peer": peer, "kit_single_statement": raw, "floor": floor,
                  "throughput_ratio": ratio(kit["turns_per_second"], peer["turns_per_second"]),
-                 "single_statement_ratio": ratio(raw["turns_per_second"], peer["turns_per_second"])}
+                 "single_statement_ratio": ratio(raw["turns_per_second"], peer["turns_per_second"]),
+                 "floor_ratio": ratio(floor["turns_per_second"], peer["turns_per_second"])}
         # Latency percentiles: the mean of the runs' own (each run's are kept above).
-        for side, name in (("kit", "kit"), ("peer", "peer"), ("kit_single_statement", "raw")):
+        for side, name in (("kit", "kit"), ("peer", "peer"), ("kit_single_statement", "raw"), ("floor", "floor")):
             level[side]["latency"] = {
                 k: round(sum(r["latency"][k] for r in runs[name]) / len(runs[name]), 1)
                 for k in ("p50_us", "p95_us", "p99_us")
             }
         out["levels"].append(level)
         log(f"writes: {clients} clients: kit {kit['turns_per_second']}/s, peer {peer['turns_per_second']}/s "
-            f"(x{level['throughput_ratio']}); kit as one statement {raw['turns_per_second']}/s")
+            f"(x{level['throughput_ratio']}); kit as one statement {raw['turns_per_second']}/s; "
+            f"floor {floor['turns_per_second']}/s")
     with service() as conn:
         out["jobs_enqueued"] = one(conn, "select count(*) from memory_private.jobs")
         out["extractions_noted"] = one(conn, "select count(*) from memory_private.pending_extractions")
