@@ -9,7 +9,9 @@ LLM client's API (`jobs.llm`, `jobs.prompts`, `jobs.schemas`); the worker sees o
 
 - `JobFailed`: this attempt failed and the job should be retried later (`memory.fail_job`), with
   `retry_after` seconds when the provider said so (HTTP 429 / 503 Retry-After), or, `final`, not
-  at all (HTTP 400, 413, 422: the provider refuses the request itself);
+  at all (HTTP 400, 413, 422: the provider refuses the request itself); `unavailable` when the
+  provider gave no answer (429, 5xx, a timeout, no connection), which the worker counts to tell
+  an outage from a job's own failure;
 - `ConfigurationError`: no job can succeed with this worker's configuration (bad API key, base
   URL or model): the worker hands its jobs back and stops instead of burning their attempts.
 

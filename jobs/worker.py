@@ -18,14 +18,14 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   not one job's input: the worker hands the last job back and stops, as on a configuration
   error, instead of sending the whole queue to the dead letters;
 - a provider that gives no answer (rate limited, a server error, a timeout, no connection, after
-  the client's own retries) for `unavailable_to_pause` jobs in a row, none done between, is down,
-  not failing those jobs: each job that meets it then goes back with `memory.defer_job` (attempt
-  unspent) and the worker stops claiming that provider's jobs for a pause (`outage_pause`: from
-  its first length, doubling while the outage lasts, at least a 429's Retry-After, at most its
-  longest), then sends one job to see whether it answers; the first job done ends the outage. An outage of any length
-  costs each job at most the attempts spent before it was seen, never the dead letters. The
-  model and the embeddings server are two providers (`embed` jobs use the latter);
-- a deferral is the database's decision, not a failure: `memory.job_input` puts an extraction
+  the client's own retries) for `unavailable_to_pause` jobs in a row is down, not failing those
+  jobs: each job running when it is seen goes back with `memory.defer_job` (attempt unspent) and
+  the worker claims none of that provider's jobs for a pause (`outage_pause`: from its first
+  length, doubling each time the job sent after it, the probe, is unanswered too, at least the
+  provider's Retry-After, at most the longest); a probe spends its attempt, so a job that fails on
+  its own input still reaches the dead letters. Any answer ends the outage. The model and the
+  embeddings server are two providers (`embed` jobs use the latter);
+- a deferral by the database is not a failure either: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
   met later (54000, "rate limit: ...") hands the job back with `memory.defer_job`, never spending
@@ -81,7 +81,7 @@ OUTCOMES = ("done", "skipped", "deferred", "failed", "dead", "lost", "released",
 
 _LOG_FIELDS = (
     "event", "job_id", "kind", "worker", "attempt", "duration_ms", "tokens", "outcome", "status",
-    "retry_after", "run_after", "claimed", "error",
+    "retry_after", "run_after", "claimed", "provider", "pause", "error",
 )
 
 
@@ -187,6 +187,7 @@ class _Running:
     next_extend: float
     abandoned: bool = False  # released after the grace period; its thread may still be running
     lost: bool = False  # the heartbeat found the lease gone
+    probe: bool = False  # sent to see whether its provider, down, answers again
 
 
 class Worker:
@@ -279,10 +280,10 @@ class Worker:
         self._embeddings_queued_at: float | None = None
         # Refusals of each kind's requests since one of that kind was last done.
         self._refusals: Counter[str] = Counter()
-        # Each provider's jobs left unanswered since one was last done, the length of its next
-        # pause, and when its current pause ends (time.monotonic()).
+        # Each provider's jobs left unanswered since it last answered, the length of its pause, and
+        # when the pause ends (time.monotonic()).
         self._unanswered: Counter[str] = Counter()
-        self._next_pause: dict[str, float] = {}
+        self._pause_length: dict[str, float] = {}
         self._paused_until: dict[str, float] = {}
 
     # -- control ---------------------------------------------------------------------------
@@ -362,10 +363,13 @@ class Worker:
             kinds, probe, wake = self._claimable(once)
             if claiming and free > 0:
                 try:
-                    claimed = self._claim(kinds, free) if kinds else []
-                    if probe and len(claimed) < free:
-                        claimed += self._claim(probe, 1)
+                    # The probe first: a busy queue of the other provider's jobs must not keep it waiting.
+                    if probe:
+                        claimed += self._claim(probe, 1, probe=True)
+                    if kinds and len(claimed) < free:
+                        claimed += self._claim(kinds, free - len(claimed))
                 except SupamemError as exc:
+                    claimed_total += len(claimed)
                     # Down, or a transient error (a serialization failure, a 5xx from the API):
                     # a long-running worker backs off and tries again; a --once run reports it.
                     log.warning(
@@ -395,9 +399,14 @@ class Worker:
                 if not claiming or len(self._running) >= self.concurrency:
                     self._cond.wait(timeout=1.0)  # until a job finishes or a stop
                     continue
-            # Loop mode, nothing to claim: poll again later, sooner if a job finishes or a pause ends.
-            self._wait(idle if wake is None else min(idle, wake))
-            idle = min(idle * 2, self.idle_max)
+            # Loop mode, nothing to claim: poll again later, sooner if a job finishes or a pause ends
+            # (and then as soon as the queue is, for the probe).
+            if wake is not None and wake < idle:
+                self._wait(wake)
+                idle = self.idle_min
+            else:
+                self._wait(idle)
+                idle = min(idle * 2, self.idle_max)
 
     def _wait(self, seconds: float) -> None:
         with self._cond:
@@ -427,7 +436,7 @@ class Worker:
                     probe.append(kind)
         return claim, probe, wake
 
-    def _claim(self, kinds: list[str], limit: int) -> list[ClaimedJob]:
+    def _claim(self, kinds: list[str], limit: int, *, probe: bool = False) -> list[ClaimedJob]:
         now = time.monotonic()
         if "embed" in kinds and (self._embeddings_queued_at is None or now - self._embeddings_queued_at >= 1.0):
             # Messages written since the last scan get their users' embed jobs now, not at the
@@ -450,7 +459,7 @@ class Worker:
             now = time.monotonic()
             with self._cond:
                 for job in jobs:
-                    self._running[job.id] = _Running(job, now, now + self.lease / 3)
+                    self._running[job.id] = _Running(job, now, now + self.lease / 3, probe=probe)
             for job in jobs:
                 log.info(
                     "job claimed",
@@ -556,10 +565,15 @@ class Worker:
                 return self._stop_for_configuration(
                     running, f"the provider refused {self.refusals_to_stop} {job.kind} jobs in a row, the last: {exc}"
                 ), None
-            pause = self._unanswered_again(job.kind, exc.retry_after) if exc.unavailable else None
-            if pause is not None:
-                return self._defer(running, f"the {_provider(job.kind)} is unavailable: {exc}", pause), None
-            return self._fail(running, str(exc), exc.retry_after, final=exc.final), None
+            if not exc.unavailable:
+                self._provider_answered(job.kind)
+                return self._fail(running, str(exc), exc.retry_after, final=exc.final), None
+            pause = self._unanswered_again(running, exc.retry_after)
+            if pause is None or running.probe:
+                # Seen before the outage was, or a probe: the attempt is spent, so a job that times
+                # out on its own input still ends in the dead letters, outage or not.
+                return self._fail(running, str(exc), pause if pause is not None else exc.retry_after), None
+            return self._defer(running, f"the {_provider(job.kind)} is unavailable: {exc}", pause), None
         except SupamemError as exc:
             if _lease_lost(exc, job):
                 level = logging.INFO if running.abandoned else logging.WARNING
@@ -598,39 +612,54 @@ class Worker:
             self._refusals[kind] += 1
             return self._refusals[kind] >= self.refusals_to_stop
 
-    def _unanswered_again(self, kind: str, retry_after: float | None) -> float | None:
-        """Count a job of `kind` its provider left unanswered; when that makes `unavailable_to_pause`
-        in a row, the seconds its jobs wait (the pause, which also starts or goes on), else None."""
-        provider = _provider(kind)
+    def _unanswered_again(self, running: _Running, retry_after: float | None) -> float | None:
+        """Count a job its provider left unanswered; when that makes `unavailable_to_pause` in a row,
+        the seconds the provider's jobs wait, else None. The pause starts at its first length, goes on
+        for a job that met it while it ran, starts again as long for a job that was running when it
+        ended, and doubles when a probe is unanswered; a Retry-After makes it at least that long."""
+        provider = _provider(running.job.kind)
+        first, longest = self.outage_pause
         with self._cond:
             self._unanswered[provider] += 1
             if self._unanswered[provider] < self.unavailable_to_pause:
                 return None
             now = time.monotonic()
             until = self._paused_until.get(provider, now)
-            if until > now:  # a job that met the same outage beside the one that started the pause
+            if until > now:
+                until = max(until, now + min(retry_after or 0.0, longest))
+                self._paused_until[provider] = until
                 return until - now
-            first, longest = self.outage_pause
-            pause = min(max(self._next_pause.get(provider, first), retry_after or 0.0), longest)
+            length = self._pause_length.get(provider)
+            if length is None:
+                length = first
+            elif running.probe:
+                length = min(length * 2, longest)
+            pause = min(max(length, retry_after or 0.0), longest)
+            self._pause_length[provider] = length
             self._paused_until[provider] = now + pause
-            self._next_pause[provider] = min(pause * 2, longest)
         log.warning(
             f"the {provider} is unavailable: its jobs wait {pause:g} s, then one is sent to see whether it answers",
-            extra={"event": "provider_unavailable", "worker": self.name, "kind": kind, "retry_after": pause},
+            extra={"event": "provider_unavailable", "worker": self.name, "provider": provider, "pause": pause},
         )
         return pause
 
     def _answered(self, kind: str) -> None:
-        """A job of `kind` is done: its refusals and its provider's outage, if any, are over."""
-        provider = _provider(kind)
+        """A job of `kind` is done: its refusals are over, and so is its provider's outage."""
         with self._cond:
             self._refusals[kind] = 0
+        self._provider_answered(kind)
+
+    def _provider_answered(self, kind: str) -> None:
+        """`kind`'s provider answered (done, refused, or an answer the job could not use): it is up."""
+        provider = _provider(kind)
+        with self._cond:
             back = self._unanswered[provider] >= self.unavailable_to_pause
             self._unanswered[provider] = 0
-            self._next_pause.pop(provider, None)
+            self._pause_length.pop(provider, None)
             self._paused_until.pop(provider, None)
         if back:
-            log.info(f"the {provider} answers again", extra={"event": "provider_back", "worker": self.name, "kind": kind})
+            log.info(f"the {provider} answers again",
+                     extra={"event": "provider_back", "worker": self.name, "provider": provider})
 
     def _stop_for_configuration(self, running: _Running, error: str) -> str:
         """No job can succeed with this configuration: hand the job back (its attempt unspent) and stop."""
