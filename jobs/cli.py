@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, TextIO
 from uuid import UUID
 
-from supamem.cli_common import EXIT_OK, EXIT_USAGE, add_database_url, fail, fail_with
+from supamem.cli_common import EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, add_database_url, fail, fail_with
 from supamem.db import DEFAULT_DATABASE_URL
 from supamem.errors import SupamemError
 
@@ -190,14 +190,16 @@ written once even when two workers raced for it).
 
   --loop (default)  keep polling; stop with Ctrl-C or SIGTERM: no new claims, running jobs get
                     --grace seconds to finish, the rest go back to the queue; exit code 0
-  --once            run every job that is due now, print a summary per kind and exit 0
+  --once            run every job that is due now, print a summary per kind and exit 0 (3 when
+                    the model or the embeddings server gave no answer: their jobs wait)
 
 Job kinds: extract (long-term memories from a turn), summarize_conversation (every 4 turns),
 title (after the first turn), summarize_week, summarize_month (scheduled by pg_cron or
 `supamem backfill`) and compare_year (on request).
 
 Logs: one JSON object per line on stderr. Exit codes: 0 done or stopped, 1 database
-unreachable, 2 bad arguments or LLM configuration (jobs held are handed back first).
+unreachable, 2 bad arguments or LLM configuration (jobs held are handed back first), 3 a --once
+run found the model or the embeddings server down (its jobs wait in the queue).
 """
 
 
@@ -307,8 +309,16 @@ def run_worker(args: argparse.Namespace) -> int:
     finally:
         llm.close()
     _print_summary(summary, args.json)
+    return _exit_code(summary)
+
+
+def _exit_code(summary: Summary) -> int:
+    """A run's exit code (and its message): a configuration error, a provider down, or done."""
     if summary.fatal:
         return fail(summary.fatal, EXIT_USAGE)
+    if summary.unavailable:
+        return fail(f"the {' and the '.join(summary.unavailable)} gave no answer; the jobs wait in the queue",
+                    EXIT_UNAVAILABLE)
     return EXIT_OK
 
 
@@ -385,9 +395,7 @@ def run_backfill(args: argparse.Namespace) -> int:
         deferred = summary.total("deferred")
         if deferred:
             print("the month waits for weeks still being summarised elsewhere; a worker will finish it")
-    if summary.fatal:
-        return fail(summary.fatal, EXIT_USAGE)
-    return EXIT_OK
+    return _exit_code(summary)
 
 
 def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, queued: int) -> Summary:
@@ -423,7 +431,8 @@ def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, qu
             total.counts.update(summary.counts)
             total.tokens += summary.tokens
             total.fatal = total.fatal or summary.fatal
-            stopped = summary.stopped_by_signal or bool(summary.fatal)
+            total.unavailable = sorted({*total.unavailable, *summary.unavailable})
+            stopped = summary.stopped_by_signal or bool(summary.fatal) or bool(summary.unavailable)
             total.stopped_by_signal = total.stopped_by_signal or summary.stopped_by_signal
     finally:
         progress.close()

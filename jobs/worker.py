@@ -136,6 +136,8 @@ class Summary:
     finished: float | None = None
     stopped_by_signal: bool = False
     fatal: str | None = None
+    #: The providers down when the run ended (their jobs wait in the queue).
+    unavailable: list[str] = field(default_factory=list)
 
     def add(self, kind: str, outcome: str, tokens: int | None = None) -> None:
         self.counts[(kind, outcome)] += 1
@@ -157,6 +159,7 @@ class Summary:
             "seconds": round((self.finished or time.monotonic()) - self.started, 3),
             "stopped_by_signal": self.stopped_by_signal,
             "fatal": self.fatal,
+            "unavailable": self.unavailable,
         }
 
     def table(self) -> str:
@@ -342,6 +345,10 @@ class Worker:
             for _ in self._threads:
                 self._queue.put(None)
             summary.finished = time.monotonic()
+            with self._cond:
+                summary.unavailable = sorted(
+                    provider for provider, n in self._unanswered.items() if n >= self.unavailable_to_pause
+                )
         log.info(
             "worker stopped",
             extra={"event": "worker_stopped", "worker": self.name, "tokens": summary.tokens},

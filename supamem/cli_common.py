@@ -16,6 +16,8 @@ from .errors import InvalidInputError, SupamemError
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+#: A --once run of the jobs found the model or the embeddings server down: its jobs wait in the queue.
+EXIT_UNAVAILABLE = 3
 
 DATABASE_URL_HELP = "Postgres URL (default: $DATABASE_URL, else the local stack)"
 #: Where the commands connect, for descriptions and epilogs.

@@ -639,9 +639,15 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
     _title_jobs(kit, 6)
     env = openai_env(database_url, fake_llm)
     fake_llm.status = 503
-    worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json", *kit.worker_args)
+    worker = WorkerProcess(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json",
+                           *kit.worker_args)
+    assert worker.wait() == 3, "a --once run that found the model down says so"
+    assert worker.stderr_path.read_text().splitlines()[-1] == (
+        "supamem: error: the model gave no answer; the jobs wait in the queue"
+    )
     assert fake_llm.received == 3, "the worker sent no job after the third unanswered one"
-    assert json.loads(worker.stdout)["kinds"] == {"title": {"failed": 2, "deferred": 1}}
+    summary = json.loads(worker.stdout)
+    assert (summary["kinds"], summary["unavailable"]) == ({"title": {"failed": 2, "deferred": 1}}, ["model"])
     jobs = kit.jobs("title")
     assert {job["status"] for job in jobs} == {"queued"}
     assert sorted((job["attempts"], job["last_error"] is not None) for job in jobs) == [(0, False)] * 4 + [(1, True)] * 2
@@ -654,7 +660,7 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
     fake_llm.status = 200
     assert kit.make_due() == 6
     worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json", *kit.worker_args)
-    assert json.loads(worker.stdout)["kinds"] == {"title": {"done": 6}}
+    assert json.loads(worker.stdout)["kinds"] == {"title": {"done": 6}} and json.loads(worker.stdout)["unavailable"] == []
     assert {job["status"] for job in kit.jobs("title")} == {"done"}
 
 
