@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -181,20 +182,28 @@ def extraction_messages(job_input: Mapping[str, Any]) -> Messages:
 
 
 def _extraction_check(job_input: Mapping[str, Any]) -> Callable[[BaseModel], None]:
-    """Update and delete may only name the existing memories the model was shown.
+    """Update and delete may only name the existing memories the model was shown, each once.
 
-    A made-up id would otherwise fail the whole memory.finish_extraction transaction (P0002);
-    caught here, it becomes a corrective retry instead.
+    A made-up id would otherwise fail the whole memory.finish_extraction transaction (P0002), and
+    a second operation on one memory too (the first supersedes or deletes it: 55000 or P0002),
+    losing the answer's other operations; caught here, either becomes a corrective retry instead.
     """
     known = {str(m.get("id")) for m in job_input.get("existing_memories") or []}
 
     def check(value: BaseModel) -> None:
         assert isinstance(value, ExtractionOutput)
-        unknown = sorted(str(i) for i in value.memory_ids() if str(i) not in known)
+        named = Counter(str(i) for i in value.memory_ids())
+        unknown = sorted(i for i in named if i not in known)
         if unknown:
             raise ValueError(
                 f"memory_id {', '.join(unknown)} is not one of the existing_memories ids; "
                 "update or delete only the memories listed in the input"
+            )
+        repeated = sorted(i for i, n in named.items() if n > 1)
+        if repeated:
+            raise ValueError(
+                f"memory_id {', '.join(repeated)} is named by more than one operation; "
+                "update or delete each existing memory at most once"
             )
 
     return check

@@ -154,13 +154,13 @@ class ExtractionOutput(_Output):
             result.append(item)
         return result
 
-    def memory_ids(self) -> set[uuid.UUID]:
-        """The existing memories this answer updates or deletes."""
-        return {
+    def memory_ids(self) -> list[uuid.UUID]:
+        """The existing memories this answer updates or deletes, once for each operation naming one."""
+        return [
             operation.memory_id
             for operation in self.operations
             if isinstance(operation, (UpdateOperation, DeleteOperation))
-        }
+        ]
 
 
 class ConversationSummaryOutput(_Output):

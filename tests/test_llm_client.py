@@ -29,6 +29,7 @@ from jobs.llm import (
     LLMTimeout,
     parse_retry_after,
 )
+from jobs.prompts import build_prompt
 from jobs.schemas import OUTPUT_MODELS, ExtractionOutput, TitleOutput, strict_json_schema
 
 MESSAGES = [
@@ -275,6 +276,35 @@ def test_check_rejections_are_corrected_like_schema_errors(client: Client, llm_s
     llm_server.enqueue(chat_completion({"title": "JAPAN"}), chat_completion({"title": "Japan"}))
     assert client.title(check=no_shouting).value.title == "Japan"
     assert "title must not be all capitals" in llm_server.requests[1].json["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("operations", "error"),
+    [
+        ([{"op": "delete", "memory_id": "{other}"}], "is not one of the existing_memories ids"),
+        ([{"op": "update", "memory_id": "{known}", "content": "Lives in Porto", "type": None, "confidence": None,
+           "category": None}, {"op": "delete", "memory_id": "{known}"}], "is named by more than one operation"),
+    ],
+    ids=["unknown id", "one memory twice"],
+)
+def test_an_extraction_naming_a_memory_it_may_not_is_corrected(
+    client: Client, llm_server: ScriptedLLMServer, operations: list[dict[str, Any]], error: str,  # noqa: F811
+) -> None:
+    """The extraction's check: an update or delete only of a memory the model was shown, each at
+    most once (a second operation on one memory fails the whole answer in memory.finish_extraction,
+    losing its other operations)."""
+    known, other = str(uuid.uuid4()), str(uuid.uuid4())
+    job_input = {"kind": "extract", "user_message": "I moved to Porto",
+                 "existing_memories": [{"id": known, "content": "Lives in Berlin", "type": "fact"}]}
+    prompt = build_prompt(job_input)
+    bad = [{k: (v.format(known=known, other=other) if k == "memory_id" else v) for k, v in op.items()} for op in operations]
+    good = [{"op": "delete", "memory_id": known}]
+    llm_server.enqueue(chat_completion({"operations": bad}), chat_completion({"operations": good}))
+
+    result = client.llm.complete(prompt.messages, prompt.output, name=prompt.name, check=prompt.check)
+
+    assert result.value.to_operations() == good
+    assert error in llm_server.requests[1].json["messages"][-1]["content"]
 
 
 # --- transient failures: backoff and Retry-After -----------------------------------------------------------

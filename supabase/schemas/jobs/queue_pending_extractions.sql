@@ -4,7 +4,8 @@
 -- crash loses neither; notes another caller holds are skipped, not waited for, and a deleted
 -- message's note just goes. A question that already has a job keeps it, unless that job finished
 -- without extracting it: then memory_private.queue_extraction queues it again, as for a request.
--- Returns how many notes it took.
+-- With extract left out of the job_kinds setting the notes wait, as the embed notes do, so the
+-- turns of a pause are extracted once it ends. Returns how many notes it took.
 create function memory_private.queue_pending_extractions(p_limit integer default 1000)
 returns integer
 language plpgsql
@@ -17,6 +18,9 @@ declare
     v_taken integer;
     v_held bigint[];
 begin
+    if not v_queueing then
+        return 0;
+    end if;
     with taken as (
         delete from memory_private.pending_extractions as p
         where p.message_id in (
@@ -31,8 +35,7 @@ begin
         select m.id, m.conversation_id, coalesce(m.author_id, m.user_id) as author
         from taken as t
         join memory.messages as m on m.id = t.message_id
-        where v_queueing
-            and not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
+        where not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
     ),
     queued as (
         insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts)
