@@ -20,7 +20,7 @@ grant execute on function memory.backfill_month(uuid, integer, integer, boolean)
 
 -- Why: queue the weekly and monthly summaries of one month of one profile (seed 004's
 -- ?action=backfill), for its owner or the service role; a missing year or month is out of range
--- and a month to come refused (22023), never a job for a null month.
+-- and a month not over yet refused (22023), never a job for a null month.
 create function memory_private.backfill_month(
     p_profile_id uuid, p_year integer, p_month integer, p_regenerate boolean
 )
@@ -32,6 +32,7 @@ as $$
 declare
     v_profile memory.profiles;
     v_month_start date;
+    v_end date;
     v_week date;
     v_count integer := 0;
 begin
@@ -45,10 +46,14 @@ begin
         raise exception using errcode = 'P0002', message = 'profile not found';
     end if;
     v_month_start := make_date(p_year, p_month, 1);
-    -- Not a month to come: its summaries could only be of nothing, and each call queued about five
-    -- jobs for it, kept with the finished jobs.
-    if v_month_start > date_trunc('month', now() at time zone v_profile.timezone)::date then
-        raise exception using errcode = '22023', message = 'the month is still to come';
+    -- Only a month whose last week has ended locally, as its scheduler waits for: a week still
+    -- going was summarised from its first days, a week to come completed as skipped under the key
+    -- its scheduler uses (so never queued when it ended), and the month written from both, for
+    -- good, since the schedulers queue only what has no summary.
+    v_end := memory_private.month_end(v_month_start);
+    if v_end > (now() at time zone v_profile.timezone)::date then
+        raise exception using errcode = '22023',
+            message = format('the month is not over yet: its last week ends on %s', v_end - 1);
     end if;
     -- Weeks whose Thursday falls in the month.
     for v_week in

@@ -19,7 +19,7 @@ begin
         where w.week_start_date > (p_now - (memory_private.setting('summary_lookback') #>> '{}')::interval
             - interval '1 month')::date
             -- Its last week (the one holding its last Thursday) has ended locally.
-            and date_trunc('week', (date_trunc('month', w.week_start_date + 3) + interval '1 month')::date - 4)::date + 7
+            and memory_private.month_end(date_trunc('month', w.week_start_date + 3)::date)
             <= (p_now at time zone p.timezone)::date
     loop
         v_key := format('month:%s:%s', v_month.profile_id, to_char(v_month.month_start, 'YYYY-MM'));

@@ -15,3 +15,19 @@ revoke all on function memory_private.local_week_start(timestamp with time zone,
 from public, anon, authenticated, service_role;
 grant execute on function memory_private.local_week_start(timestamp with time zone, text)
 to authenticated, service_role;
+
+-- The day after a month's last week (the week holding its last Thursday) ends: when the month is
+-- over, for its scheduler and for a backfill.
+create function memory_private.month_end(p_month_start date)
+returns date
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+    return date_trunc('week', (p_month_start + interval '1 month')::date - 4)::date + 7;
+end
+$$;
+
+revoke all on function memory_private.month_end(date) from public, anon, authenticated, service_role;
+grant execute on function memory_private.month_end(date) to authenticated, service_role;

@@ -1,9 +1,10 @@
 -- Seed 004's backfill and re-import are the signed-in user's too: the owner backfills a month of
 -- their own profile and re-imports their own export; a stranger or another tenant's admin finds
 -- no such profile and cannot import for the owner; anon can do neither; the service role does both.
--- A month still to come is refused (22023).
+-- A month not over yet (its last week, the one holding its last Thursday, still going or to
+-- come in the profile's time zone) is refused (22023), as its scheduler would not queue it yet.
 begin;
-select plan(11);
+select plan(12);
 
 select tests.create_cast('summaries-backfill-import');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -21,13 +22,26 @@ select throws_ok(
         $$select memory.backfill_month(%L, %s, %s)$$, tests.recall('profile'),
         extract(year from now() + interval '1 month'), extract(month from now() + interval '1 month')
     ),
-    '22023', 'the month is still to come', 'a month still to come is refused'
+    '22023', null, 'a month still to come is refused'
+);
+-- The month of the week going on now: part of its last week is still to come.
+select tests.remember('going', (
+    select date_trunc('month', memory_private.local_week_start(now(), p.timezone) + 3)::date
+    from memory.profiles as p where p.id = tests.recall('profile')::uuid
+));
+select throws_ok(
+    format(
+        $$select memory.backfill_month(%L, %s, %s)$$, tests.recall('profile'),
+        extract(year from tests.recall('going')::date), extract(month from tests.recall('going')::date)
+    ),
+    '22023', format('the month is not over yet: its last week ends on %s', memory_private.month_end(tests.recall('going')::date) - 1),
+    'the month of the week going on now is refused, naming the day its last week ends'
 );
 select tests.clear_authentication();
 select is(
     (select count(*)::integer from memory_private.jobs where user_id = tests.recall('owner')::uuid
-        and payload ->> 'month_start' > to_char(now(), 'YYYY-MM-01')),
-    0, 'and nothing is queued for it'
+        and payload ->> 'month_start' >= tests.recall('going')),
+    0, 'and nothing is queued for either'
 );
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.remember('Lived in Oslo', 'fact');
