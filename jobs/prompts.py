@@ -261,6 +261,8 @@ You write a user's weekly summary from the summaries of their conversations that
 - key_themes: at most 5 themes or concerns, a few words each, most important first.
 - dominant_patterns: at most 5 recurring behaviours or tendencies seen more than once; [] if none.
 - Use only what the summaries say. With no summaries, say so briefly and leave the lists empty.
+- When summaries_left_out is above 0 the week's first conversations did not fit: the summaries
+  are its later ones, so say the week is seen from those.
 - Refer to the user as "the user". Answer with only the JSON object.
 """
 
@@ -299,6 +301,7 @@ def weekly_summary_messages(job_input: Mapping[str, Any]) -> Messages:
         "week_start": job_input.get("week_start"),
         "time_zone": job_input.get("time_zone"),
         "summaries": list(job_input.get("summaries") or []),
+        "summaries_left_out": job_input.get("summaries_left_out") or 0,
     }
     return [_system(_WEEKLY_SYSTEM), _user("Write the weekly summary.", data)]
 

@@ -105,13 +105,24 @@ begin
                 ), '[]')
             );
         when 'summarize_week' then
+            v_chars := memory_private.number_setting('llm_text_chars', 1);
             select p.* into v_profile from memory.profiles as p where p.id = (v_payload ->> 'profile_id')::uuid;
-            return jsonb_build_object(
-                'kind', v_job.kind,
-                'week_start', v_payload ->> 'week_start',
-                'time_zone', v_profile.timezone,
-                'summaries', coalesce((
-                    select jsonb_agg(s.summary order by s.created_at)
+            -- The week's summaries, newest first while they fit in llm_text_chars (a busy week holds
+            -- a summary every few turns, past a small model's context): the prompt says how many of
+            -- its first ones it leaves out.
+            return (
+                select jsonb_build_object(
+                    'kind', v_job.kind,
+                    'week_start', v_payload ->> 'week_start',
+                    'time_zone', v_profile.timezone,
+                    'summaries', coalesce(
+                        jsonb_agg(k.summary order by k.created_at, k.id) filter (where k.spent <= v_chars), '[]'
+                    ),
+                    'summaries_left_out', count(*) filter (where k.spent > v_chars)
+                )
+                from (
+                    select s.id, s.summary, s.created_at,
+                        sum(length(s.summary)) over (order by s.created_at desc, s.id desc) as spent
                     from memory.conversation_summaries as s
                     -- The week's range in the profile's zone, so the profile's index reads only that week.
                     where s.profile_id = v_profile.id
@@ -119,7 +130,7 @@ begin
                         and s.created_at < (((v_payload ->> 'week_start')::date + 7)::timestamp at time zone v_profile.timezone)
                         and memory_private.local_week_start(s.created_at, v_profile.timezone)
                         = (v_payload ->> 'week_start')::date
-                ), '[]')
+                ) as k
             );
         when 'summarize_month' then
             select p.* into v_profile from memory.profiles as p where p.id = (v_payload ->> 'profile_id')::uuid;

@@ -7,7 +7,7 @@
 -- Jobs are leased here by setting them running as postgres, so each step holds exactly the job it
 -- means (the owner has several jobs of one kind); claim_jobs itself is tested in queue_functions.
 begin;
-select plan(49);
+select plan(50);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 -- Every kind is queued (job_kinds), and one kind job_input does not know.
@@ -262,9 +262,22 @@ select tests.authenticate_as_service_role();
 select results_eq(
     $$select memory.job_input(tests.recall('j_week')::bigint, 'results-worker')$$,
     $$values ('{"kind": "summarize_week", "week_start": "2026-03-02", "time_zone": "America/Los_Angeles",
-        "summaries": ["Monday start", "Midweek", "Sunday night"]}'::jsonb)$$,
+        "summaries": ["Monday start", "Midweek", "Sunday night"], "summaries_left_out": 0}'::jsonb)$$,
     'summarize_week input: the conversation summaries of the local week, oldest first'
 );
+-- A week past the prompt's characters: its newest summaries while they fit, and how many are left out.
+select tests.clear_authentication();
+update memory_private.settings set value = to_jsonb(length('Sunday night') + length('Midweek')) where key = 'llm_text_chars';
+select tests.authenticate_as_service_role();
+select results_eq(
+    $$select i -> 'summaries', i -> 'summaries_left_out'
+    from memory.job_input(tests.recall('j_week')::bigint, 'results-worker') as i$$,
+    $$values ('["Midweek", "Sunday night"]'::jsonb, '1'::jsonb)$$,
+    'a busy week: its newest summaries that fit in llm_text_chars, oldest first, and the count left out'
+);
+select tests.clear_authentication();
+update memory_private.settings set value = '20000' where key = 'llm_text_chars';
+select tests.authenticate_as_service_role();
 select throws_ok(
     $$select memory.finish_weekly_summary(tests.recall('j_week')::bigint, 'another-worker', 'Stolen', '{}', '{}')$$,
     '55000', null, 'finish_weekly_summary is refused without the lease'
