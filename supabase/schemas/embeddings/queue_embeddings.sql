@@ -1,8 +1,10 @@
 -- Queue the embed jobs of the users with noted messages and no embed job queued or running
 -- (after noting the next batch of a new model's messages); returns how many. A job that died (its
 -- retries spent: the embeddings server down, say) is queued again an hour after it died, not at
--- every scan. The users are found by skipping through the notes' primary key from one user to the
--- next, so a scan costs the users waiting, not their notes.
+-- every scan; so is one whose user has only memories left without a vector, which no note names
+-- (a memory's write queued the job). The users are found by skipping through the notes' primary
+-- key from one user to the next, so a scan costs the users waiting, not their notes, and the dead
+-- jobs, few, through their own index.
 create function memory_private.queue_embeddings()
 returns integer
 language plpgsql
@@ -37,7 +39,18 @@ begin
             where j.kind = 'embed' and j.dedup_key = 'embed:' || d.user_id
                 and (j.status in ('queued', 'running') or j.status = 'dead' and j.failed_at > now() - interval '1 hour')
         );
-    return v_users;
+    return v_users + (
+        select count(memory_private.queue_embed(j.user_id))::integer
+        from memory_private.jobs as j
+        where j.kind = 'embed' and j.status = 'dead' and j.failed_at <= now() - interval '1 hour'
+            and exists (
+                select 1 from memory.memories as mm
+                where mm.user_id = j.user_id and mm.deleted_at is null and not exists (
+                    select 1 from memory_private.memory_embeddings as e
+                    where e.memory_id = mm.id and e.model = (select memory_private.setting('embedding_model') ->> 0)
+                )
+            )
+    );
 end
 $$;
 

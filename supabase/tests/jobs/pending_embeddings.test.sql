@@ -6,7 +6,7 @@
 -- embed job waiting (a dead one an hour after it died). Nobody but the service reads or writes the
 -- notes directly. A new model notes every message through a scan, newest first, a batch a pass.
 begin;
-select plan(45);
+select plan(47);
 
 select tests.create_cast('embed-notes');
 update memory_private.settings set value = '2' where key = 'embedding_batch';
@@ -187,6 +187,21 @@ select is(
     (select status from memory_private.jobs where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner')),
     'queued', 'and queues it again after the hour while its user''s messages wait'
 );
+-- A user with only memories left without a vector: no note names them, the dead job still does.
+select tests.clear_authentication();
+delete from memory_private.pending_embeddings where user_id = tests.recall('owner')::uuid;
+insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'Keeps three hives', 'fact');
+update memory_private.jobs set status = 'dead', failed_at = now() - interval '61 minutes', leased_until = null
+where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner');
+select tests.authenticate_as_service_role();
+select is(memory.queue_embeddings(), 1, 'a scan queues again the dead job of a user whose memories wait for a vector');
+select is(
+    (select status from memory_private.jobs where kind = 'embed' and dedup_key = 'embed:' || tests.recall('owner')),
+    'queued', 'though no note names them'
+);
+select tests.clear_authentication();
+delete from memory.memories where user_id = tests.recall('owner')::uuid and content = 'Keeps three hives';
+select tests.authenticate_as_service_role();
 
 -- A message edited while its batch is embedded keeps its note: the vector is of its old text.
 select tests.clear_authentication();
