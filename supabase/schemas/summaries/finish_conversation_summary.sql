@@ -1,6 +1,8 @@
 -- Why: seed 004's turn summary, written under the job's lease and completed in the same
 -- transaction; regenerating replaces it. Dated by its last turn, so a late job never moves it into
--- another week, and tagged with a profile only when the conversation passes the memory gate.
+-- another week, and tagged with a profile only when the conversation passes the memory gate. A
+-- summary whose week is summarised already (a job late past the week's end, or one regenerated)
+-- queues the week again, so the week holds it.
 create function memory.finish_conversation_summary(
     p_job_id bigint, p_worker text, p_summary text, p_usage jsonb default null
 )
@@ -12,6 +14,8 @@ declare
     v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
     v_conversation memory.conversations;
     v_id uuid;
+    v_profile uuid;
+    v_week date;
 begin
     select c.* into v_conversation from memory.conversations as c where c.id = (v_job.payload ->> 'conversation_id')::uuid;
     if found then
@@ -30,7 +34,17 @@ begin
             ), now())
         )
         on conflict (conversation_id, to_turn) do update set summary = excluded.summary, profile_id = excluded.profile_id
-        returning id into v_id;
+        returning id, profile_id, memory_private.local_week_start(
+            created_at, (select p.timezone from memory.profiles as p where p.id = profile_id)
+        ) into v_id, v_profile, v_week;
+        if exists (
+            select 1 from memory.weekly_summaries as w where w.profile_id = v_profile and w.week_start_date = v_week
+        ) then
+            perform memory_private.enqueue(
+                'summarize_week', jsonb_build_object('profile_id', v_profile, 'week_start', v_week),
+                format('week:%s:%s', v_profile, v_week), v_conversation.user_id, null, true
+            );
+        end if;
     end if;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('summary_id', v_id), p_usage);
     return v_id;

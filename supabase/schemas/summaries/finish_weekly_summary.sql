@@ -1,4 +1,6 @@
--- Why: the weekly summary; counts come from the data, not from the model.
+-- Why: the weekly summary; counts come from the data, not from the model. A week whose month is
+-- summarised already (written again: a late conversation summary, a backfill) queues the month
+-- again, so the month holds it.
 create function memory.finish_weekly_summary(
     p_job_id bigint,
     p_worker text,
@@ -15,6 +17,8 @@ declare
     v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
     v_profile memory.profiles;
     v_week date := (v_job.payload ->> 'week_start')::date;
+    -- The month holding the week's Thursday.
+    v_month date := date_trunc('month', v_week + 3)::date;
     v_id uuid;
 begin
     select p.* into v_profile from memory.profiles as p where p.id = (v_job.payload ->> 'profile_id')::uuid;
@@ -33,6 +37,16 @@ begin
         dominant_patterns = excluded.dominant_patterns, conversation_count = excluded.conversation_count,
         created_at = now()
     returning id into v_id;
+    if exists (
+        select 1 from memory.monthly_summaries as m
+        where m.profile_id = v_profile.id
+            and m.year = extract(year from v_month) and m.month = extract(month from v_month)
+    ) then
+        perform memory_private.enqueue(
+            'summarize_month', jsonb_build_object('profile_id', v_profile.id, 'month_start', v_month),
+            format('month:%s:%s', v_profile.id, to_char(v_month, 'YYYY-MM')), v_profile.user_id, null, true
+        );
+    end if;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('weekly_summary_id', v_id), p_usage);
     return v_id;
 end

@@ -1,0 +1,111 @@
+-- A conversation summary whose week is summarised already (a job late past the week's end, or one
+-- regenerated) queues the week again, and a week whose month is summarised already queues the month
+-- again, so neither is left without it for good.
+set check_function_bodies = off;
+
+create or replace function memory.finish_conversation_summary(
+    p_job_id bigint, p_worker text, p_summary text, p_usage jsonb default null::jsonb
+)
+returns uuid
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
+    v_conversation memory.conversations;
+    v_id uuid;
+    v_profile uuid;
+    v_week date;
+begin
+    select c.* into v_conversation from memory.conversations as c where c.id = (v_job.payload ->> 'conversation_id')::uuid;
+    if found then
+        -- Dated by its last turn, not by when the job ran: a late or retried job must not move
+        -- the summary into another week.
+        insert into memory.conversation_summaries (
+            conversation_id, user_id, profile_id, from_turn, to_turn, summary, created_at
+        )
+        values (
+            v_conversation.id, v_conversation.user_id, memory_private.long_term_profile(v_conversation.id),
+            (v_job.payload ->> 'from_turn')::integer, (v_job.payload ->> 'to_turn')::integer, p_summary,
+            coalesce((
+                select max(m.created_at) from memory.messages as m
+                where m.conversation_id = v_conversation.id and m.turn_number <= (v_job.payload ->> 'to_turn')::integer
+                    and m.turn_number >= (v_job.payload ->> 'from_turn')::integer
+            ), now())
+        )
+        on conflict (conversation_id, to_turn) do update set summary = excluded.summary, profile_id = excluded.profile_id
+        returning id, profile_id, memory_private.local_week_start(
+            created_at, (select p.timezone from memory.profiles as p where p.id = profile_id)
+        ) into v_id, v_profile, v_week;
+        if exists (
+            select 1 from memory.weekly_summaries as w where w.profile_id = v_profile and w.week_start_date = v_week
+        ) then
+            perform memory_private.enqueue(
+                'summarize_week', jsonb_build_object('profile_id', v_profile, 'week_start', v_week),
+                format('week:%s:%s', v_profile, v_week), v_conversation.user_id, null, true
+            );
+        end if;
+    end if;
+    perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('summary_id', v_id), p_usage);
+    return v_id;
+end
+$function$;
+
+create or replace function memory.finish_weekly_summary(
+    p_job_id bigint,
+    p_worker text,
+    p_emotional_summary text,
+    p_key_themes text[],
+    p_dominant_patterns text[],
+    p_usage jsonb default null::jsonb
+)
+returns uuid
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_job memory_private.jobs := memory_private.hold_lease(p_job_id, p_worker);
+    v_profile memory.profiles;
+    v_week date := (v_job.payload ->> 'week_start')::date;
+    -- The month holding the week's Thursday.
+    v_month date := date_trunc('month', v_week + 3)::date;
+    v_id uuid;
+begin
+    select p.* into v_profile from memory.profiles as p where p.id = (v_job.payload ->> 'profile_id')::uuid;
+    insert into memory.weekly_summaries (
+        user_id, profile_id, iso_year, week_number, week_start_date, week_end_date, emotional_summary,
+        key_themes, dominant_patterns, conversation_count
+    ) values (
+        v_profile.user_id, v_profile.id, extract(isoyear from v_week), extract(week from v_week), v_week, v_week + 6,
+        p_emotional_summary, coalesce(p_key_themes, '{}'), coalesce(p_dominant_patterns, '{}'),
+        (select count(distinct s.conversation_id) from memory.conversation_summaries as s
+         where s.profile_id = v_profile.id
+             and memory_private.local_week_start(s.created_at, v_profile.timezone) = v_week)
+    )
+    on conflict (user_id, profile_id, iso_year, week_number) do update
+    set emotional_summary = excluded.emotional_summary, key_themes = excluded.key_themes,
+        dominant_patterns = excluded.dominant_patterns, conversation_count = excluded.conversation_count,
+        created_at = now()
+    returning id into v_id;
+    if exists (
+        select 1 from memory.monthly_summaries as m
+        where m.profile_id = v_profile.id
+            and m.year = extract(year from v_month) and m.month = extract(month from v_month)
+    ) then
+        perform memory_private.enqueue(
+            'summarize_month', jsonb_build_object('profile_id', v_profile.id, 'month_start', v_month),
+            format('month:%s:%s', v_profile.id, to_char(v_month, 'YYYY-MM')), v_profile.user_id, null, true
+        );
+    end if;
+    perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('weekly_summary_id', v_id), p_usage);
+    return v_id;
+end
+$function$;
+
+
+revoke all on function memory.finish_conversation_summary(bigint, text, text, jsonb)
+from public, anon, authenticated, service_role;
+grant execute on function memory.finish_conversation_summary(bigint, text, text, jsonb) to service_role;
+revoke all on function memory.finish_weekly_summary(bigint, text, text, text[], text[], jsonb)
+from public, anon, authenticated, service_role;
+grant execute on function memory.finish_weekly_summary(bigint, text, text, text[], text[], jsonb) to service_role;

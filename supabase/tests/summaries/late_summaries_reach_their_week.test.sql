@@ -1,0 +1,72 @@
+-- A conversation summary written after its week was summarised (its job late past the week's end,
+-- or regenerated) queues the week again, and a week written after its month was summarised queues
+-- the month again: a late summary reaches its week and month instead of being left out for good.
+begin;
+select plan(5);
+
+select tests.create_cast('summaries-late');
+with p as (
+    insert into memory.profiles (user_id, name, is_primary, timezone)
+    values (tests.recall('owner')::uuid, 'Main', true, 'UTC') returning id
+)
+select tests.remember('profile', id) from p;
+select tests.remember('conv', (memory.create_conversation(
+    tests.recall('owner')::uuid, null, 'profile', tests.recall('profile')::uuid, p_window_turns => 1000)).id);
+select memory.add_turn(tests.recall('conv')::uuid, format('Question %s', i), format('Answer %s', i)) from generate_series(1, 8) as i;
+-- Turns 1-4 in the week of Monday 2 March 2026, turns 5-8 in the week after.
+update memory.messages
+set created_at = case when turn_number <= 4 then timestamptz '2026-03-03 10:00Z' else timestamptz '2026-03-10 10:00Z' end
+where conversation_id = tests.recall('conv')::uuid;
+-- The week of 2 March and March are summarised already; the week of 9 March is not.
+insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date, emotional_summary)
+values (tests.recall('owner')::uuid, tests.recall('profile')::uuid, 2026, 10, '2026-03-02', '2026-03-08', 'Written without turns 1-4');
+insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary)
+values (tests.recall('owner')::uuid, tests.recall('profile')::uuid, 2026, 3, 'Written without them either');
+delete from memory_private.jobs where user_id = tests.recall('owner')::uuid and kind not in ('summarize_conversation');
+update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes'
+where user_id = tests.recall('owner')::uuid and kind = 'summarize_conversation';
+
+select tests.authenticate_as_service_role();
+select memory.finish_conversation_summary(
+    (select id from memory_private.jobs where dedup_key = 'conversation:' || tests.recall('conv') || ':8'), 'late-worker', 'Turns 5-8'
+);
+select is_empty(
+    $$select 1 from memory_private.jobs where kind = 'summarize_week' and user_id = tests.recall('owner')::uuid$$,
+    'a summary of a week not summarised yet queues nothing: its scheduler will'
+);
+select memory.finish_conversation_summary(
+    (select id from memory_private.jobs where dedup_key = 'conversation:' || tests.recall('conv') || ':4'), 'late-worker', 'Turns 1-4'
+);
+select results_eq(
+    $$select status, payload from memory_private.jobs
+    where kind = 'summarize_week' and dedup_key = 'week:' || tests.recall('profile') || ':2026-03-02'$$,
+    $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'week_start', '2026-03-02'))$$,
+    'a summary late past its summarised week queues the week again'
+);
+select is_empty(
+    $$select 1 from memory_private.jobs where kind = 'summarize_month' and user_id = tests.recall('owner')::uuid$$,
+    'the month waits for its week'
+);
+
+select tests.clear_authentication();
+update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes'
+where kind = 'summarize_week' and dedup_key = 'week:' || tests.recall('profile') || ':2026-03-02';
+select tests.authenticate_as_service_role();
+select memory.finish_weekly_summary(
+    (select id from memory_private.jobs where dedup_key = 'week:' || tests.recall('profile') || ':2026-03-02'),
+    'late-worker', 'Now with turns 1-4', '{}', '{}'
+);
+select is(
+    (select conversation_count from memory.weekly_summaries
+    where profile_id = tests.recall('profile')::uuid and week_start_date = '2026-03-02'),
+    1, 'the week written again holds the late summary'
+);
+select results_eq(
+    $$select status, payload from memory_private.jobs
+    where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'$$,
+    $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'month_start', '2026-03-01'))$$,
+    'a week written again after its month was summarised queues the month again'
+);
+
+select * from finish();
+rollback;
