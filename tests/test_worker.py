@@ -664,17 +664,12 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
     assert {job["status"] for job in kit.jobs("title")} == {"done"}
 
 
-def test_a_worker_sends_one_job_at_a_time_to_a_down_provider_and_resumes_when_it_answers(
-    kit: JobKit, database_url: str, fake_llm: FakeLLM
-) -> None:
-    """A long-running worker, three jobs at once: all three unanswered, so each goes back with its
-    attempt unspent and the model's jobs wait. After the pause one job, the probe, is sent;
-    unanswered again, it spends its attempt (a job that fails on its own input still reaches the
-    dead letters) and the next pause is twice as long; then the next probe is done and the other
-    jobs follow. While the model was down the worker held one job at a time."""
-    _title_jobs(kit, 3)
-    fake_llm.statuses = [503] * 4
-    fake_llm.gate.clear()  # the first three answers come together
+def _until_done(
+    kit: JobKit, database_url: str, fake_llm: FakeLLM, jobs: int, concurrency: int, in_flight: int = 0
+) -> list[dict[str, Any]]:
+    """A long-running worker of this test's title jobs that pauses a down model from the first job
+    it leaves unanswered (a pause of 50 ms, doubling), until `jobs` are done; its log entries. With
+    `in_flight`, the model's first answers wait until that many requests have come."""
     events: list[dict[str, Any]] = []
 
     class Collect(logging.Handler):
@@ -686,33 +681,47 @@ def test_a_worker_sends_one_job_at_a_time_to_a_down_provider_and_resumes_when_it
     def finished(job: Any, outcome: str) -> None:
         if outcome == "done":
             done.append(job.id)
-            if len(done) == 3:
+            if len(done) == jobs:
                 worker.request_stop()
 
     llm = LLMClient(LLMSettings(provider="openai", base_url=fake_llm.base_url, api_key="test-key",
                                 model="fake-model", max_retries=0))
     transport = PsycopgTransport.from_url(database_url)
-    worker = Worker(
-        transport, llm, kinds=["title"], concurrency=3, user_ids=kit.users, unavailable_to_pause=1,
-        outage_pause=(0.05, 1.0),
-        on_finish=finished,
-    )
+    worker = Worker(transport, llm, kinds=["title"], concurrency=concurrency, user_ids=kit.users,
+                    unavailable_to_pause=1, outage_pause=(0.05, 1.0), on_finish=finished)
     logger = logging.getLogger("supamem.jobs")
     handler, level = Collect(), logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    if in_flight:
+        fake_llm.gate.clear()
     try:
         runner = threading.Thread(target=worker.run, kwargs={"once": False})
         runner.start()
-        wait_for(lambda: fake_llm.received == 3, what="three requests in flight")
-        fake_llm.gate.set()
+        if in_flight:
+            wait_for(lambda: fake_llm.received == in_flight, what=f"{in_flight} requests in flight")
+            fake_llm.gate.set()
         runner.join(timeout=60)
-        assert not runner.is_alive(), "the worker did not finish the three jobs"
+        assert not runner.is_alive(), f"the worker did not finish the {jobs} jobs"
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
         transport.close()
         llm.close()
+    return events
+
+
+def test_a_worker_sends_one_job_at_a_time_to_a_down_provider_and_resumes_when_it_answers(
+    kit: JobKit, database_url: str, fake_llm: FakeLLM
+) -> None:
+    """A long-running worker, three jobs at once: all three unanswered, so each goes back with its
+    attempt unspent and the model's jobs wait. After the pause one job, the probe, is sent;
+    unanswered again, it spends its attempt (a job that fails on its own input still reaches the
+    dead letters) and the next pause is twice as long; then the next probe is done and the other
+    jobs follow. While the model was down the worker held one job at a time."""
+    _title_jobs(kit, 3)
+    fake_llm.statuses = [503] * 4
+    events = _until_done(kit, database_url, fake_llm, jobs=3, concurrency=3, in_flight=3)
 
     jobs = kit.jobs("title")
     assert {job["status"] for job in jobs} == {"done"}
@@ -725,6 +734,20 @@ def test_a_worker_sends_one_job_at_a_time_to_a_down_provider_and_resumes_when_it
     outage = names[names.index("provider_unavailable"):names.index("provider_back")]
     assert outage.count("job_claimed") == 2, f"one job at a time while the model was down: {outage}"
     assert names.count("job_failed") == 1 and names.count("job_deferred") == 3
+
+
+def test_any_answer_from_a_down_provider_ends_its_outage(kit: JobKit, database_url: str, fake_llm: FakeLLM) -> None:
+    """A probe the model refuses (400) is an answer: the model is up, the refused job is a dead
+    letter of its own, and the other jobs are claimed and done without another pause."""
+    _title_jobs(kit, 3)
+    fake_llm.statuses = [503, 400]
+    events = _until_done(kit, database_url, fake_llm, jobs=2, concurrency=1)
+
+    assert sorted(job["status"] for job in kit.jobs("title")) == ["dead", "done", "done"]
+    names = [e["event"] for e in events]
+    assert names.count("provider_unavailable") == 1 and names.count("provider_back") == 1
+    assert names.index("provider_back") < names.index("job_dead") < names.index("job_done")
+    assert fake_llm.received == 4
 
 
 # --- summaries: backfill and the schedulers --------------------------------------------------------
