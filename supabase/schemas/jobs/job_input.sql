@@ -108,21 +108,23 @@ begin
             v_chars := memory_private.number_setting('llm_text_chars', 1);
             select p.* into v_profile from memory.profiles as p where p.id = (v_payload ->> 'profile_id')::uuid;
             -- The week's summaries, newest first while they fit in llm_text_chars (a busy week holds
-            -- a summary every few turns, past a small model's context): the prompt says how many of
-            -- its first ones it leaves out.
+            -- a summary every few turns, past a small model's context), the newest always, cut to it:
+            -- the prompt says how many of the week's first ones it leaves out.
             return (
                 select jsonb_build_object(
                     'kind', v_job.kind,
                     'week_start', v_payload ->> 'week_start',
                     'time_zone', v_profile.timezone,
                     'summaries', coalesce(
-                        jsonb_agg(k.summary order by k.created_at, k.id) filter (where k.spent <= v_chars), '[]'
+                        jsonb_agg(memory_private.prompt_text(k.summary, v_chars) order by k.created_at, k.id)
+                        filter (where k.spent <= v_chars or k.newest), '[]'
                     ),
-                    'summaries_left_out', count(*) filter (where k.spent > v_chars)
+                    'summaries_left_out', count(*) filter (where k.spent > v_chars and not k.newest)
                 )
                 from (
                     select s.id, s.summary, s.created_at,
-                        sum(length(s.summary)) over (order by s.created_at desc, s.id desc) as spent
+                        sum(length(s.summary)) over (order by s.created_at desc, s.id desc) as spent,
+                        row_number() over (order by s.created_at desc, s.id desc) = 1 as newest
                     from memory.conversation_summaries as s
                     -- The week's range in the profile's zone, so the profile's index reads only that week.
                     where s.profile_id = v_profile.id

@@ -63,13 +63,17 @@ grant execute on function memory_private.queue_pending_extractions(integer) to s
 -- in batches of 1,000 each committed on its own, so a backlog (an app running no extraction
 -- workers for a while) never becomes one long transaction and never outgrows the pass. A
 -- procedure that commits cannot carry a `set search_path` clause, so every name in it is
--- schema-qualified.
+-- schema-qualified. With extract left out of job_kinds the notes wait, uncounted.
 create procedure memory_private.run_extraction_queue()
 language plpgsql
 as $$
 declare
-    v_batches integer := ceil((select count(*) from memory_private.pending_extractions) / 1000.0)::integer;
+    v_batches integer;
 begin
+    if not memory_private.setting('job_kinds') ? 'extract' then
+        return;
+    end if;
+    v_batches := ceil((select count(*) from memory_private.pending_extractions) / 1000.0)::integer;
     for i in 1..v_batches loop
         exit when memory_private.queue_pending_extractions(1000) = 0;
         commit;

@@ -21,7 +21,7 @@ begin
     if found then
         -- Dated by its last turn, not by when the job ran: a late or retried job must not move
         -- the summary into another week.
-        insert into memory.conversation_summaries (
+        insert into memory.conversation_summaries as s (
             conversation_id, user_id, profile_id, from_turn, to_turn, summary, created_at
         )
         values (
@@ -34,8 +34,8 @@ begin
             ), now())
         )
         on conflict (conversation_id, to_turn) do update set summary = excluded.summary, profile_id = excluded.profile_id
-        returning id, profile_id, memory_private.local_week_start(
-            created_at, (select p.timezone from memory.profiles as p where p.id = profile_id)
+        returning s.id, s.profile_id, memory_private.local_week_start(
+            s.created_at, (select p.timezone from memory.profiles as p where p.id = s.profile_id)
         ) into v_id, v_profile, v_week;
         if exists (
             select 1 from memory.weekly_summaries as w where w.profile_id = v_profile and w.week_start_date = v_week

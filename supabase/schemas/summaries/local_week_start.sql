@@ -25,7 +25,8 @@ immutable
 set search_path = ''
 as $$
 begin
-    return date_trunc('week', (p_month_start + interval '1 month')::date - 4)::date + 7;
+    -- As a timestamp: a date would be truncated as a timestamptz, in the session's time zone.
+    return date_trunc('week', ((p_month_start + interval '1 month')::date - 4)::timestamp)::date + 7;
 end
 $$;
 

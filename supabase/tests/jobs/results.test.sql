@@ -7,7 +7,7 @@
 -- Jobs are leased here by setting them running as postgres, so each step holds exactly the job it
 -- means (the owner has several jobs of one kind); claim_jobs itself is tested in queue_functions.
 begin;
-select plan(50);
+select plan(51);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 -- Every kind is queued (job_kinds), and one kind job_input does not know.
@@ -274,6 +274,15 @@ select results_eq(
     from memory.job_input(tests.recall('j_week')::bigint, 'results-worker') as i$$,
     $$values ('["Midweek", "Sunday night"]'::jsonb, '1'::jsonb)$$,
     'a busy week: its newest summaries that fit in llm_text_chars, oldest first, and the count left out'
+);
+select tests.clear_authentication();
+update memory_private.settings set value = '5' where key = 'llm_text_chars';
+select tests.authenticate_as_service_role();
+select results_eq(
+    $$select i -> 'summaries', i -> 'summaries_left_out'
+    from memory.job_input(tests.recall('j_week')::bigint, 'results-worker') as i$$,
+    $$values (jsonb_build_array(memory_private.prompt_text('Sunday night', 5)), '2'::jsonb)$$,
+    'a newest summary past llm_text_chars alone: its beginning, never no summary at all'
 );
 select tests.clear_authentication();
 update memory_private.settings set value = '20000' where key = 'llm_text_chars';
