@@ -2,7 +2,8 @@
 -- transaction; regenerating replaces it. Dated by its last turn, so a late job never moves it into
 -- another week, and tagged with a profile only when the conversation passes the memory gate. A
 -- summary whose week is summarised already (a job late past the week's end, or one regenerated)
--- queues the week again, so the week holds it.
+-- queues the week again, and a week job running now, which may have read its input already, is
+-- told to run again when it is done (memory_private.run_again), so the week holds it.
 create function memory.finish_conversation_summary(
     p_job_id bigint, p_worker text, p_summary text, p_usage jsonb default null
 )
@@ -45,6 +46,7 @@ begin
                 format('week:%s:%s', v_profile, v_week), v_conversation.user_id, null, true
             );
         end if;
+        perform memory_private.run_again('summarize_week', format('week:%s:%s', v_profile, v_week));
     end if;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('summary_id', v_id), p_usage);
     return v_id;

@@ -1,6 +1,7 @@
 -- Why: seed 004's monthly summary, composed from the month's weekly summaries (not raw memories),
 -- written under the job's lease and completed in the same transaction; regenerating replaces it.
--- Counts (conversations, weeks used) come from the data, not from the model.
+-- Counts (conversations, weeks used) come from the data, not from the model. A month job told to
+-- run again (a week written while it ran) is queued again once it is done.
 create function memory.finish_monthly_summary(
     p_job_id bigint,
     p_worker text,
@@ -37,6 +38,7 @@ begin
         created_at = now()
     returning id into v_id;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('monthly_summary_id', v_id), p_usage);
+    perform memory_private.ran_again(v_job);
     return v_id;
 end
 $$;

@@ -1,6 +1,7 @@
 -- Why: the weekly summary; counts come from the data, not from the model. A week whose month is
 -- summarised already (written again: a late conversation summary, a backfill) queues the month
--- again, so the month holds it.
+-- again, and a month job running now is told to run again, so the month holds it; a week job told
+-- to run again (a conversation summary written while it ran) is queued again once it is done.
 create function memory.finish_weekly_summary(
     p_job_id bigint,
     p_worker text,
@@ -47,7 +48,11 @@ begin
             format('month:%s:%s', v_profile.id, to_char(v_month, 'YYYY-MM')), v_profile.user_id, null, true
         );
     end if;
+    perform memory_private.run_again(
+        'summarize_month', format('month:%s:%s', v_profile.id, to_char(v_month, 'YYYY-MM'))
+    );
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('weekly_summary_id', v_id), p_usage);
+    perform memory_private.ran_again(v_job);
     return v_id;
 end
 $$;

@@ -1,8 +1,9 @@
 -- A conversation summary written after its week was summarised (its job late past the week's end,
 -- or regenerated) queues the week again, and a week written after its month was summarised queues
--- the month again: a late summary reaches its week and month instead of being left out for good.
+-- the month again; a week or month job running meanwhile, which read its input before, runs again
+-- once it is done: a late summary reaches its week and month instead of being left out for good.
 begin;
-select plan(5);
+select plan(9);
 
 select tests.create_cast('summaries-late');
 with p as (
@@ -66,6 +67,48 @@ select results_eq(
     where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'$$,
     $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'month_start', '2026-03-01'))$$,
     'a week written again after its month was summarised queues the month again'
+);
+
+-- While the week of 9 March and March are being written (their jobs running, their inputs read),
+-- turns 5-8 are summarised again.
+select tests.clear_authentication();
+update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes',
+    started_at = now()
+where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03';
+select tests.remember('w2', memory_private.enqueue(
+    'summarize_week', jsonb_build_object('profile_id', tests.recall('profile'), 'week_start', '2026-03-09'),
+    'week:' || tests.recall('profile') || ':2026-03-09', tests.recall('owner')::uuid));
+update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes',
+    started_at = now()
+where id = tests.recall('w2')::bigint or dedup_key = 'conversation:' || tests.recall('conv') || ':8';
+select tests.authenticate_as_service_role();
+select memory.finish_conversation_summary(
+    (select id from memory_private.jobs where dedup_key = 'conversation:' || tests.recall('conv') || ':8'), 'late-worker', 'Turns 5-8 again'
+);
+select is(
+    (select payload -> 'again' from memory_private.jobs where id = tests.recall('w2')::bigint), 'true'::jsonb,
+    'a week job running when a summary of its week is written is told to run again'
+);
+select memory.finish_weekly_summary(tests.recall('w2')::bigint, 'late-worker', 'Without turns 5-8 again', '{}', '{}');
+select results_eq(
+    $$select status, payload from memory_private.jobs where id = tests.recall('w2')::bigint$$,
+    $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'week_start', '2026-03-09'))$$,
+    'and is queued again once it is done, without the flag'
+);
+select is(
+    (select payload -> 'again' from memory_private.jobs
+    where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'),
+    'true'::jsonb, 'a month job running when a week of it is written is told to run again'
+);
+select memory.finish_monthly_summary(
+    (select id from memory_private.jobs where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'),
+    'late-worker', 'March', 'Thinking', '{}'
+);
+select results_eq(
+    $$select status, payload from memory_private.jobs
+    where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'$$,
+    $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'month_start', '2026-03-01'))$$,
+    'and is queued again once it is done'
 );
 
 select * from finish();
