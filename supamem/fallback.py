@@ -195,8 +195,11 @@ class FallbackBuffer:
         response: str,
         metadata: dict[str, Any] | None,
         used_memory_ids: list[UUID] | None = None,
+        client_turn_id: str | None = None,
     ) -> BufferedTurn:
         turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}), list(used_memory_ids or []))
+        if client_turn_id is not None:  # the caller's own id: a retry written back is stored once
+            turn.client_turn_id = client_turn_id
         with self._lock:
             turn.sequence = next(self._sequence)
             queue = self._pending.setdefault(key, deque())
@@ -253,6 +256,15 @@ class FallbackBuffer:
 
     def __len__(self) -> int:
         return self._total
+
+    def find(self, prefix: str, client_turn_id: str) -> BufferedTurn | None:
+        """The held turn with this client id under a key starting with `prefix`, if any."""
+        with self._lock:
+            return next(
+                (t for k, queue in self._pending.items() if k.startswith(prefix) for t in queue
+                 if t.client_turn_id == client_turn_id),
+                None,
+            )
 
     def discard(self, key: str, client_turn_ids: set[str] | list[str]) -> None:
         """Forget buffered turns once they are committed (or will never be written)."""

@@ -28,6 +28,11 @@ fails is a 502, and a session this request started is deleted again.
 
 A database that cannot be reached does not stop the chat (seed 001, property 8; chat_outage): the
 answer comes with `degraded: true`, its turn written back on the user's next request.
+
+A request may carry the client's `client_turn_id`: sent again (its response lost on the way), it
+gets the turn stored under that id back (`replayed`), from the user's own conversations, without
+asking the model; two copies at once store one turn, the later getting the earlier's. A turn held
+through an outage keeps the id, so its write-back stores it once too.
 """
 
 from __future__ import annotations
@@ -44,8 +49,8 @@ from fastapi.responses import StreamingResponse
 
 from jobs.llm import LLMError, Usage
 from supamem.db import Transaction
-from supamem.errors import DatabaseUnavailableError, SupamemError
-from supamem.fallback import check_buffered_text, log_degraded
+from supamem.errors import ConflictError, DatabaseUnavailableError, SupamemError
+from supamem.fallback import CLIENT_TURN_ID, check_buffered_text, log_degraded
 from supamem.models import Turn
 
 from . import chat_outage
@@ -76,6 +81,25 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
     return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
 
 
+def _stored_turn(tx: Transaction, client_turn_id: str) -> ChatResponse | None:
+    """The turn of the caller's own conversations stored under `client_turn_id`, as it was answered."""
+    rows = tx.execute(
+        "select q.conversation_id, a.content, a.used_memory_ids from memory.messages as q"
+        " join memory.messages as a on a.conversation_id = q.conversation_id and a.turn_number = q.turn_number"
+        " and a.role = 'assistant'"
+        " where q.user_id = (select auth.uid()) and q.role = 'user' and q.metadata ? 'client_turn_id'"
+        " and q.metadata ->> 'client_turn_id' = %s",
+        [client_turn_id],
+    )
+    if not rows:
+        return None
+    used = tx.execute("select id, type, content from memory.memories where id = any(%s)", [rows[0]["used_memory_ids"]])
+    order = {m: i for i, m in enumerate(rows[0]["used_memory_ids"])}
+    return ChatResponse(response=rows[0]["content"], session_id=rows[0]["conversation_id"],
+                        conversation_id=rows[0]["conversation_id"], replayed=True,
+                        used_memories=[UsedMemory(**m) for m in sorted(used, key=lambda m: order[m["id"]])])
+
+
 def _arm(holdout: float, session: UUID) -> str | None:
     """The conversation's A/B arm when some share is held out: fixed by its id, so a conversation
     stays in one arm."""
@@ -99,6 +123,8 @@ class _Question:
     arm: str | None
     #: Read while the database could not be reached (chat_outage).
     outage: bool = False
+    #: The turn a request sent before with the same client_turn_id stored: the answer, again.
+    replayed: ChatResponse | None = None
 
     @property
     def chosen(self) -> list[Offered]:
@@ -106,6 +132,12 @@ class _Question:
 
     def messages(self) -> list[dict[str, str]]:
         return messages(self.context, self.chosen, self.body)
+
+    def _replay(self) -> ChatResponse | None:
+        if self.body.client_turn_id is None:
+            return None
+        with self.services.db.transaction(claims=self.verified) as tx:
+            return _stored_turn(tx, self.body.client_turn_id)
 
     def abandon(self) -> None:
         """No answer was stored (the model did not give one, or the database refused it): a session
@@ -125,7 +157,9 @@ class _Question:
         _answered(self.user, self.session, usage, len(self.chosen), self.arm)
         services, key = self.services, chat_outage.key(self.user, self.session)
         used = [UUID(str(m.id)) for m in self.chosen]
-        metadata = {"memory_arm": self.arm} if self.arm else {}
+        metadata: dict[str, Any] = {"memory_arm": self.arm} if self.arm else {}
+        if self.body.client_turn_id is not None:
+            metadata[CLIENT_TURN_ID] = self.body.client_turn_id
         degraded = self.outage
         if not degraded:
             window = [Turn.from_row(t, user_id=str(self.user)) for t in self.context.get("history") or []]
@@ -140,10 +174,18 @@ class _Question:
             except DatabaseUnavailableError as exc:
                 log_degraded(log, "chat", self.session, self.user, exc)
                 degraded = True
+            except ConflictError:
+                # The same client_turn_id stored by a copy of this request meanwhile: its turn stands.
+                replayed = self._replay()
+                if replayed is None:
+                    raise
+                self.abandon()
+                return replayed
             # The window as it stands now: what an outage answers from.
             services.fallback.remember(key, window)
         if degraded:
-            services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used)
+            services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
+                                     client_turn_id=self.body.client_turn_id)
         return ChatResponse(response=reply, session_id=self.session, conversation_id=self.session, degraded=degraded,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 
@@ -173,10 +215,20 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
         vector = embedded(request, verified, body.message, "chat")
         with services.db.transaction(claims=verified) as tx:
             tx.call("register_user")
+            replayed = _stored_turn(tx, body.client_turn_id) if body.client_turn_id is not None else None
+            if replayed is not None:
+                return _Question(services, verified, user, body, replayed.session_id, False, {}, [], None,
+                                 replayed=replayed)
             session, started = _session(tx, body.session, body.profile_id)
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
                                     query_embedding=vector, max_turns=services.history_turns)
     except DatabaseUnavailableError as exc:
+        again = chat_outage.held(services, user, body.client_turn_id) if body.client_turn_id is not None else None
+        if again is not None:
+            session, turn = again
+            replayed = ChatResponse(response=turn.response, session_id=session, conversation_id=session, degraded=True,
+                                    replayed=True, used_memories=[])
+            return _Question(services, verified, user, body, session, False, {}, [], None, outage=True, replayed=replayed)
         try:
             session = UUID(body.session or "")
         except ValueError:
@@ -191,6 +243,8 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
 
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
     question = _prepare(request, verified, body)
+    if question.replayed is not None:
+        return question.replayed
     try:
         completion = request.app.state.supamem.llm.answer(question.messages())
         return question.finish(completion.value, completion.usage)
@@ -207,6 +261,12 @@ def _event(name: str, data: str) -> str:
 def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> StreamingResponse:
     """The answer as the model writes it; the turn stored once it is whole."""
     question = _prepare(request, verified, body)
+    if question.replayed is not None:
+        replayed = question.replayed
+        return StreamingResponse(
+            iter([_event("token", json.dumps(replayed.response)), _event("done", replayed.model_dump_json())]),
+            media_type="text/event-stream",
+        )
     llm = request.app.state.supamem.llm
     prompt = question.messages()
     pieces = llm.stream(prompt)

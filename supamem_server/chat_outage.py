@@ -49,6 +49,14 @@ def write_back(services: Any, user: UUID | None = None) -> None:
     flush(services.fallback, prefix, services.flush_lock, write)
 
 
+def held(services: Any, user: UUID, client_turn_id: str) -> tuple[UUID, Any] | None:
+    """The user's turn held under this client id, and its session: a request sent again."""
+    turn = services.fallback.find(f"{PREFIX}{user}:", client_turn_id)
+    if turn is None:
+        return None
+    return UUID(turn.key.rsplit(":", 1)[1]), turn
+
+
 def context(services: Any, user: UUID, session: UUID, turns: int) -> dict[str, Any]:
     """The prompt context an outage can give: the last `turns` of the window remembered and the
     turns buffered since."""

@@ -162,6 +162,9 @@ class ChatRequest(BaseModel):
     #: Seed 002's app context (the page, the mode...): shown to the model in the system prompt, so
     #: bounded: stored nowhere, it meets no database limit, and every character is paid for.
     context: dict[str, Any] = Field(default_factory=dict)
+    #: The client's id for this turn: a request sent again with it (its answer lost on the way)
+    #: gets the stored turn back, and the model is not asked twice nor the turn stored twice.
+    client_turn_id: str | None = Field(None, min_length=1, max_length=200)
 
     @model_validator(mode="after")
     def _small_context(self) -> ChatRequest:
@@ -210,4 +213,6 @@ class ChatResponse(BaseModel):
     #: The database could not be reached: answered without memories, the turn held by the server
     #: until the user's next request writes it back.
     degraded: bool = False
+    #: The turn a request sent before with the same client_turn_id stored, given back.
+    replayed: bool = False
     used_memories: list[UsedMemory]

@@ -242,11 +242,15 @@ def test_the_chat_answers_through_an_outage_and_writes_its_turns_back(outage_url
             db_sh("stop")
             llm_server.enqueue(chat_completion("Add a long run."), chat_completion("Hello, offline."))
             with caplog.at_level(logging.WARNING, logger="supamem_server"):
-                during = alice.http.post("/chat", json={"message": "And on weekends?", "conversation_id": session})
+                asked = {"message": "And on weekends?", "conversation_id": session, "client_turn_id": "weekends"}
+                during = alice.http.post("/chat", json=asked)
                 assert during.status_code == 200, during.text
                 assert (during.json()["degraded"], during.json()["conversation_id"]) == (True, session)
                 system = llm_server.requests[-1].json["messages"][0]["content"]
                 assert "Turn 1:\nUser: Plan my running week\nAI: Four runs a week." in system, "the window read before"
+                # Sent again (its response lost): the held turn, not a second one.
+                again = alice.http.post("/chat", json={**asked, "conversation_id": None}).json()
+                assert (again["replayed"], again["response"], again["conversation_id"]) == (True, "Add a long run.", session)
                 fresh = alice.http.post("/chat", json={"message": "A new topic"}).json()
                 assert fresh["degraded"] is True and fresh["conversation_id"] != session
                 assert alice.http.post("/chat", json={"message": "   "}).status_code == 422

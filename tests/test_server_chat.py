@@ -8,6 +8,7 @@ import logging
 import threading
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from llm_server import Scripted, ScriptedLLMServer, chat_completion, llm_server, sse_chunks  # noqa: F401 (fixture)
@@ -454,3 +455,60 @@ def test_an_answer_the_database_refuses_keeps_no_new_session(
         (left,) = postgres_conn.execute("select count(*) from memory.conversations where user_id = %s",
                                         [ines.id]).fetchone()
         assert left == 0, "the sessions these requests started are gone"
+
+
+def test_a_chat_sent_again_with_its_client_turn_id_gets_the_stored_turn_back(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A request sent again with the same client_turn_id (its response lost on the way) gets the turn
+    stored by the first back, plain or streamed, without asking the model or storing it twice;
+    another user's id of the same text is theirs alone."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice, bob = served.person(), served.person()
+        llm_server.enqueue(chat_completion("Four runs a week."))
+        body = {"message": "Plan my running week", "client_turn_id": "turn-1"}
+        first = alice.http.post("/chat", json=body).json()
+        again = alice.http.post("/chat", json=body).json()
+        assert first["replayed"] is False and again["replayed"] is True
+        assert {k: v for k, v in again.items() if k != "replayed"} == {k: v for k, v in first.items() if k != "replayed"}
+        streamed = _stream_chat(alice, body)
+        assert [kind for kind, _ in streamed] == ["token", "done"] and streamed[1][1]["response"] == "Four runs a week."
+        assert len(llm_server.requests) == 1, "the model was asked once"
+        rows = postgres_conn.execute(
+            "select c.id, count(m.id) from memory.conversations as c"
+            " left join memory.messages as m on m.conversation_id = c.id where c.user_id = %s group by c.id",
+            [alice.id]).fetchall()
+        assert [(str(r[0]), r[1]) for r in rows] == [(first["session_id"], 2)], "one session, one turn"
+
+        llm_server.enqueue(chat_completion("Bob's own answer."))
+        theirs = bob.http.post("/chat", json=body).json()
+        assert (theirs["replayed"], theirs["response"]) == (False, "Bob's own answer.")
+
+
+def test_two_copies_of_a_chat_at_once_store_one_turn(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A copy sent while the first is still waiting for the model: the copy's turn is stored, and the
+    first, finding its client_turn_id taken when it stores, answers with that turn and deletes the
+    session it started."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        body = {"message": "Plan my running week", "client_turn_id": "turn-1"}
+        copy: dict[str, Any] = {}
+
+        def send_copy(person: Person = alice, copy: dict[str, Any] = copy, body: dict[str, Any] = body) -> None:
+            with httpx.Client(base_url=str(person.http.base_url), headers=person.http.headers) as client:
+                copy.update(client.post("/chat", json=body).json())
+
+        llm_server.enqueue(Scripted(body=chat_completion("The first answer.").body, during=send_copy),
+                           chat_completion("The copy's answer."))
+        first = alice.http.post("/chat", json=body)
+        assert first.status_code == 200, first.text
+        assert (copy["replayed"], copy["response"]) == (False, "The copy's answer.")
+        assert (first.json()["replayed"], first.json()["response"], first.json()["session_id"]) == (
+            True, "The copy's answer.", copy["session_id"])
+        rows = postgres_conn.execute(
+            "select c.id, count(m.id) from memory.conversations as c"
+            " left join memory.messages as m on m.conversation_id = c.id where c.user_id = %s group by c.id",
+            [alice.id]).fetchall()
+        assert [(str(r[0]), r[1]) for r in rows] == [(copy["session_id"], 2)], "the first's session is gone"
