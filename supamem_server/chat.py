@@ -184,6 +184,8 @@ class _Question:
             # The window as it stands now: what an outage answers from.
             services.fallback.remember(key, window)
         if degraded:
+            # Refused now, as the live write would refuse it: held, it would be dropped at write-back.
+            check_buffered_text("response", reply)
             services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
                                      client_turn_id=self.body.client_turn_id)
         return ChatResponse(response=reply, session_id=self.session, conversation_id=self.session, degraded=degraded,

@@ -40,6 +40,10 @@ def write_back(services: Any, user: UUID | None = None) -> None:
 
     def write(held: str, turns: list[Any]) -> tuple[UUID, int]:
         owner, session = (UUID(part) for part in held.removeprefix(PREFIX).split(":"))
+        # A user whose first request came during the outage has no row yet (their request registers
+        # them after this write-back): their turns are theirs all the same.
+        with services.db.transaction() as tx:
+            tx.call("register_user", user_id=owner)
 
         def create(tx: Transaction, wanted: UUID | None) -> UUID:
             return tx.call_one("create_conversation", user_id=owner, id=wanted)["id"]  # type: ignore[index]

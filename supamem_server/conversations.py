@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from supamem.conversations import update_conversation_row
 
-from .deps import Tx, visible
+from . import chat_outage
+from .deps import Tx, UserId, visible
 from .embedding import Search, search_parameter
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
@@ -67,8 +68,12 @@ def update_conversation(tx: Tx, conversation_id: UUID, body: ConversationChanges
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete a conversation and its messages")
-def delete_conversation(tx: Tx, conversation_id: UUID) -> Response:
-    tx.call("delete_conversation", conversation_id=conversation_id)  # P0002 when it is not the caller's
+def delete_conversation(request: Request, tx: Tx, user: UserId, conversation_id: UUID) -> Response:
+    # Its turns held through an outage go too, so a write-back never brings it back; a session
+    # started during the outage exists only there.
+    held = request.app.state.supamem.fallback.drop_key(chat_outage.key(user, conversation_id))
+    if not held or tx.execute("select 1 from memory.conversations where id = %s", [conversation_id]):
+        tx.call("delete_conversation", conversation_id=conversation_id)  # P0002 when it is not the caller's
     return Response(status_code=204)
 
 

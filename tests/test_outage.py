@@ -308,3 +308,39 @@ def test_chat_turns_held_through_an_outage_are_written_back_without_another_requ
                 wait_for(lambda held=session: len(_messages(outage_url, held)) == 4, 30, "the background write-back")
     rows = _messages(outage_url, session)
     assert [(r[0], r[2]) for r in rows] == [(1, "Hi"), (1, "Hello."), (2, "Are you keeping this?"), (2, "Held for later.")]
+
+
+def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, request, llm_server):  # noqa: F811
+    """A user whose first request comes during an outage keeps its turn, written back into the
+    session they were given though they had no row yet (their next request registers them after
+    the write-back); a session deleted before its held turns were written back stays deleted."""
+    request.addfinalizer(lambda: db_sh("start"))
+    db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=0.2)
+    model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
+    with psycopg.connect(outage_url, autocommit=True) as conn:
+        for served in serve(outage_url, conn, llm=model, db=db, write_back_interval=3600.0):
+            newcomer, deleter = served.person(), served.person()
+            db_sh("stop")
+            llm_server.enqueue(chat_completion("Welcome."), chat_completion("Gone soon."))
+            first = newcomer.http.post("/chat", json={"message": "Hello, first time"}).json()
+            doomed = deleter.http.post("/chat", json={"message": "Delete this one"}).json()
+            assert first["degraded"] is True and doomed["degraded"] is True
+            # An answer the database would refuse is refused now, as the live write refuses it, not held.
+            llm_server.enqueue(chat_completion("x" * 100_001))
+            refused = newcomer.http.post("/chat", json={"message": "Say a lot", "conversation_id": first["conversation_id"]})
+            assert refused.status_code == 422, refused.text
+            db_sh("start")
+            assert db.wait_available(60)
+            llm_server.enqueue(chat_completion("Welcome back."), chat_completion("Something else."))
+            after = newcomer.http.post("/chat", json={"message": "I am back", "conversation_id": first["conversation_id"]})
+            assert after.status_code == 200, after.text
+            assert (after.json()["conversation_id"], after.json()["degraded"]) == (first["conversation_id"], False)
+            assert deleter.http.delete(f"/api/conversations/{doomed['conversation_id']}").status_code == 204
+            assert deleter.http.post("/chat", json={"message": "Something else"}).status_code == 200
+    # The app has stopped, writing back what it still held: not the deleted session.
+    assert [(r[0], r[2]) for r in _messages(outage_url, first["conversation_id"])] == [
+        (1, "Hello, first time"), (1, "Welcome."), (2, "I am back"), (2, "Welcome back."),
+    ]
+    with psycopg.connect(outage_url, autocommit=True) as check:
+        gone = check.execute("select count(*) from memory.conversations where id = %s", [doomed["conversation_id"]])
+        assert gone.fetchone() == (0,), "the deleted session was not brought back"
