@@ -63,33 +63,39 @@ router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
 
 
+def _named(session_id: str | None) -> UUID | None:
+    """The session a request names, when it names one that could exist."""
+    try:
+        return UUID(session_id) if session_id else None
+    except ValueError:
+        return None
+
+
 def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -> tuple[UUID, bool]:
     """The session to continue, or a new one (and whether it is new)."""
-    if session_id:
-        try:
-            wanted = UUID(session_id)
-        except ValueError:
-            wanted = None
-        # Their own conversation, or one they take part in (together mode: the question is theirs).
-        if wanted is not None and tx.execute(
-            "select 1 from memory.conversations as c where c.id = %s and not c.archived and (c.user_id = (select auth.uid())"
-            " or c.id = any((select memory_private.joined_conversations())::uuid[]))",
-            [wanted],
-        ):
-            return wanted, False
+    wanted = _named(session_id)
+    # Their own conversation, or one they take part in (together mode: the question is theirs).
+    if wanted is not None and tx.execute(
+        "select 1 from memory.conversations as c where c.id = %s and not c.archived and (c.user_id = (select auth.uid())"
+        " or c.id = any((select memory_private.joined_conversations())::uuid[]))",
+        [wanted],
+    ):
+        return wanted, False
     mode = "profile" if profile_id else "chat"
     return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
 
 
-def _stored_turn(tx: Transaction, client_turn_id: str) -> ChatResponse | None:
-    """The turn of the caller's own conversations stored under `client_turn_id`, as it was answered."""
+def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> ChatResponse | None:
+    """The turn the caller stored under `client_turn_id`, as it was answered: in their own
+    conversations or, as a participant, in the named session's owner's (ids are kept per owner)."""
     rows = tx.execute(
         "select q.conversation_id, a.content, a.used_memory_ids from memory.messages as q"
         " join memory.messages as a on a.conversation_id = q.conversation_id and a.turn_number = q.turn_number"
         " and a.role = 'assistant'"
-        " where q.user_id = (select auth.uid()) and q.role = 'user' and q.metadata ? 'client_turn_id'"
-        " and q.metadata ->> 'client_turn_id' = %s",
-        [client_turn_id],
+        " where q.user_id = any(array[(select auth.uid()), (select c.user_id from memory.conversations as c"
+        " where c.id = %s)]) and coalesce(q.author_id, q.user_id) = (select auth.uid()) and q.role = 'user'"
+        " and q.metadata ? 'client_turn_id' and q.metadata ->> 'client_turn_id' = %s",
+        [session, client_turn_id],
     )
     if not rows:
         return None
@@ -137,7 +143,7 @@ class _Question:
         if self.body.client_turn_id is None:
             return None
         with self.services.db.transaction(claims=self.verified) as tx:
-            return _stored_turn(tx, self.body.client_turn_id)
+            return _stored_turn(tx, self.body.client_turn_id, self.session)
 
     def abandon(self) -> None:
         """No answer was stored (the model did not give one, or the database refused it): a session
@@ -217,7 +223,8 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
         vector = embedded(request, verified, body.message, "chat")
         with services.db.transaction(claims=verified) as tx:
             tx.call("register_user")
-            replayed = _stored_turn(tx, body.client_turn_id) if body.client_turn_id is not None else None
+            replayed = (_stored_turn(tx, body.client_turn_id, _named(body.session))
+                        if body.client_turn_id is not None else None)
             if replayed is not None:
                 return _Question(services, verified, user, body, replayed.session_id, False, {}, [], None,
                                  replayed=replayed)
@@ -231,10 +238,7 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
             replayed = ChatResponse(response=turn.response, session_id=session, conversation_id=session, degraded=True,
                                     replayed=True, used_memories=[])
             return _Question(services, verified, user, body, session, False, {}, [], None, outage=True, replayed=replayed)
-        try:
-            session = UUID(body.session or "")
-        except ValueError:
-            session = uuid4()
+        session = _named(body.session) or uuid4()
         log_degraded(log, "chat", session, user, exc)
         return _Question(services, verified, user, body, session, False,
                          chat_outage.context(services, user, session, services.history_turns), [], None, outage=True)

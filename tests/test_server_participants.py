@@ -55,3 +55,23 @@ def test_a_participant_chats_in_the_shared_conversation_as_themselves(served: Se
     assert guest.http.delete(f"/api/conversations/{shared}/participants/{guest.id}").status_code == 204
     after = guest.http.post("/chat", json={"message": "Still there?", "conversation_id": shared}).json()
     assert after["conversation_id"] != shared, "once they left, the conversation is not theirs to continue"
+
+
+def test_a_participant_sending_a_turn_again_gets_it_back(served: Served) -> None:
+    """A participant's request sent again with its client_turn_id gets their stored turn back, as the
+    owner's does; the owner reusing that id in their conversation is refused, the turn not theirs."""
+    owner, guest = served.person(), served.person()
+    guest.http.get("/api/profiles")
+    shared = owner.http.post("/api/conversations", json={"title": "Trip planning", "mode": "together"}).json()["id"]
+    owner.http.post(f"/api/conversations/{shared}/participants", json={"user_id": str(guest.id)})
+    body = {"message": "I vote for Porto", "conversation_id": shared, "client_turn_id": "vote-1"}
+
+    first = guest.http.post("/chat", json=body)
+    again = guest.http.post("/chat", json=body)
+    assert again.status_code == 200, again.text
+    assert (again.json()["replayed"], again.json()["response"], again.json()["conversation_id"]) == (
+        True, first.json()["response"], shared)
+    (turns,) = served.postgres_conn.execute(
+        "select count(*) from memory.messages where conversation_id = %s and role = 'user'", [shared]).fetchone()
+    assert turns == 1, "the turn is stored once"
+    assert owner.http.post("/chat", json=body).status_code == 409
