@@ -161,6 +161,8 @@ class BufferedTurn:
     #: The newest turn of its key known when it was buffered: a live write whose commit went
     #: through unacknowledged stored it after that one (see `write_back`).
     after_turn: int = 0
+    #: The profile a session made for this turn takes (the chat's `profile_id`).
+    profile_id: UUID | None = None
 
     def stored_metadata(self) -> dict[str, Any]:
         return {**self.metadata, CLIENT_TURN_ID: self.client_turn_id}
@@ -196,8 +198,10 @@ class FallbackBuffer:
         metadata: dict[str, Any] | None,
         used_memory_ids: list[UUID] | None = None,
         client_turn_id: str | None = None,
+        profile_id: UUID | None = None,
     ) -> BufferedTurn:
-        turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}), list(used_memory_ids or []))
+        turn = BufferedTurn(key, user_id, query, response, dict(metadata or {}), list(used_memory_ids or []),
+                            profile_id=profile_id)
         if client_turn_id is not None:  # the caller's own id: a retry written back is stored once
             turn.client_turn_id = client_turn_id
         with self._lock:

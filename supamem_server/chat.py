@@ -193,7 +193,7 @@ class _Question:
             # Refused now, as the live write would refuse it: held, it would be dropped at write-back.
             check_buffered_text("response", reply)
             services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
-                                     client_turn_id=self.body.client_turn_id)
+                                     client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
         return ChatResponse(response=reply, session_id=self.session, conversation_id=self.session, degraded=degraded,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 

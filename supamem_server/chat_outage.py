@@ -19,7 +19,7 @@ from typing import Any
 from uuid import UUID
 
 from supamem.db import Transaction
-from supamem.errors import SupamemError
+from supamem.errors import InvalidInputError, SupamemError
 from supamem.fallback import flush, write_back_session
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,20 @@ def write_back(services: Any, user: UUID | None = None) -> None:
         with services.db.transaction() as tx:
             tx.call("register_user", user_id=owner)
 
+        profile = next((t.profile_id for t in turns if t.profile_id is not None), None)
+
         def create(tx: Transaction, wanted: UUID | None) -> UUID:
+            # A session started during the outage with a profile is made with it, as the live
+            # request would have made it; a profile gone or never theirs leaves the turns in a
+            # plain session (the live request would have been refused; these were answered).
+            if profile is not None:
+                try:
+                    with tx.savepoint():
+                        return tx.call_one("create_conversation", user_id=owner, id=wanted, mode="profile",
+                                           profile_id=profile)["id"]  # type: ignore[index]
+                except InvalidInputError as exc:
+                    log.warning("held turns of session %s (user_id=%s) go in without profile %s: %s",
+                                wanted, owner, profile, exc)
             return tx.call_one("create_conversation", user_id=owner, id=wanted)["id"]  # type: ignore[index]
 
         return write_back_session(services.db, session, turns, owner, create)

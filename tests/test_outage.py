@@ -313,18 +313,24 @@ def test_chat_turns_held_through_an_outage_are_written_back_without_another_requ
 def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, request, llm_server):  # noqa: F811
     """A user whose first request comes during an outage keeps its turn, written back into the
     session they were given though they had no row yet (their next request registers them after
-    the write-back); a session deleted before its held turns were written back stays deleted."""
+    the write-back); a session deleted before its held turns were written back stays deleted; a
+    session started with a profile is made with it (one not theirs is left out, the turns kept)."""
     request.addfinalizer(lambda: db_sh("start"))
     db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=0.2)
     model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
     with psycopg.connect(outage_url, autocommit=True) as conn:
         for served in serve(outage_url, conn, llm=model, db=db, write_back_interval=3600.0):
-            newcomer, deleter = served.person(), served.person()
+            newcomer, deleter, planner = served.person(), served.person(), served.person()
+            profile = planner.http.post("/api/profiles", json={"name": "Running", "primary": True}).json()["id"]
+            foreign = deleter.http.post("/api/profiles", json={"name": "Theirs", "primary": True}).json()["id"]
             db_sh("stop")
-            llm_server.enqueue(chat_completion("Welcome."), chat_completion("Gone soon."))
+            llm_server.enqueue(chat_completion("Welcome."), chat_completion("Gone soon."),
+                               chat_completion("Four runs."), chat_completion("Borrowed."))
             first = newcomer.http.post("/chat", json={"message": "Hello, first time"}).json()
             doomed = deleter.http.post("/chat", json={"message": "Delete this one"}).json()
-            assert first["degraded"] is True and doomed["degraded"] is True
+            planned = planner.http.post("/chat", json={"message": "Plan my week", "profile_id": profile}).json()
+            borrowed = planner.http.post("/chat", json={"message": "Use theirs", "profile_id": foreign}).json()
+            assert first["degraded"] is True and doomed["degraded"] is True and planned["degraded"] is True
             # An answer the database would refuse is refused now, as the live write refuses it, not held.
             llm_server.enqueue(chat_completion("x" * 100_001))
             refused = newcomer.http.post("/chat", json={"message": "Say a lot", "conversation_id": first["conversation_id"]})
@@ -344,3 +350,9 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
     with psycopg.connect(outage_url, autocommit=True) as check:
         gone = check.execute("select count(*) from memory.conversations where id = %s", [doomed["conversation_id"]])
         assert gone.fetchone() == (0,), "the deleted session was not brought back"
+        sessions = check.execute("select id, mode, profile_id from memory.conversations where user_id = %s",
+                                 [planner.id]).fetchall()
+        assert {(str(r[0]), r[1], r[2] and str(r[2])) for r in sessions} == {
+            (planned["conversation_id"], "profile", profile), (borrowed["conversation_id"], "chat", None),
+        }, "a session started during the outage keeps its profile; another user's profile is not taken"
+    assert [r[2] for r in _messages(outage_url, borrowed["conversation_id"])] == ["Use theirs", "Borrowed."]
