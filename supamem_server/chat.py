@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
+import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from starlette.types import Send
 
 from jobs.llm import LLMError, Usage
 from supamem.db import Transaction
@@ -264,6 +266,23 @@ def _event(name: str, data: str) -> str:
     return f"event: {name}\ndata: {data}\n\n"
 
 
+class _Answering(StreamingResponse):
+    """The events of an answer being written, closed as soon as the response ends: when the client
+    goes away, the response is cancelled, and the events' own cleanup (stop the model, store
+    nothing) runs then, in the thread pool, not whenever the generator is collected."""
+
+    def __init__(self, events: Generator[str, None, None]) -> None:
+        super().__init__(events, media_type="text/event-stream")
+        self.events = events
+
+    async def stream_response(self, send: Send) -> None:
+        try:
+            await super().stream_response(send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.events.close)
+
+
 def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> StreamingResponse:
     """The answer as the model writes it; the turn stored once it is whole."""
     question = _prepare(request, verified, body)
@@ -282,31 +301,42 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
         question.abandon()
         raise
 
-    def events() -> Iterator[str]:
+    def events() -> Generator[str, None, None]:
         text = [first]
-        yield _event("token", json.dumps(first))
+        stored = None
         try:
-            for piece in pieces:
-                text.append(piece)
-                yield _event("token", json.dumps(piece))
-        except LLMError as exc:
-            log.warning("the model stopped answering mid-stream (user_id=%s, session_id=%s): %s",
-                        question.user, question.session, exc)
-            question.abandon()
-            yield _event("error", json.dumps({"detail": "the language model stopped answering; try again"}))
-            return
-        reply = "".join(text)
-        try:
-            stored = question.finish(reply, llm.usage(prompt, reply))
-        except SupamemError as exc:  # the status line is long gone: the stream says it instead
-            log.error("the streamed answer could not be stored (user_id=%s, session_id=%s): %s",
-                      question.user, question.session, exc)
-            question.abandon()
-            yield _event("error", json.dumps({"detail": f"the answer could not be stored: {exc}"}))
-            return
-        yield _event("done", stored.model_dump_json())
+            yield _event("token", json.dumps(first))
+            try:
+                for piece in pieces:
+                    text.append(piece)
+                    yield _event("token", json.dumps(piece))
+            except LLMError as exc:
+                log.warning("the model stopped answering mid-stream (user_id=%s, session_id=%s): %s",
+                            question.user, question.session, exc)
+                question.abandon()
+                yield _event("error", json.dumps({"detail": "the language model stopped answering; try again"}))
+                return
+            reply = "".join(text)
+            try:
+                stored = question.finish(reply, llm.usage(prompt, reply))
+            except SupamemError as exc:  # the status line is long gone: the stream says it instead
+                log.error("the streamed answer could not be stored (user_id=%s, session_id=%s): %s",
+                          question.user, question.session, exc)
+                question.abandon()
+                yield _event("error", json.dumps({"detail": f"the answer could not be stored: {exc}"}))
+                return
+            yield _event("done", stored.model_dump_json())
+        except GeneratorExit:
+            # The client went away before the answer was whole: as when the model stops mid-stream,
+            # the model is stopped, nothing is stored and a session this request started goes.
+            if stored is None:
+                pieces.close()
+                question.abandon()
+                log.info("the client went away mid-stream; nothing was stored (user_id=%s, session_id=%s)",
+                         question.user, question.session)
+            raise
 
-    return StreamingResponse(events(), media_type="text/event-stream")
+    return _Answering(events())
 
 
 @router.post("/chat", response_model=ChatResponse, summary="Send a message; get the answer, its session and the memories used",

@@ -323,6 +323,37 @@ def test_a_streamed_answer_reaches_the_client_before_the_model_has_finished(
         assert llm_server.requests[-1].json["stream"] is True
 
 
+def test_a_client_gone_mid_stream_stores_nothing_and_leaves_no_session(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A client that goes away before the answer is whole: nothing is stored, and the session the
+    request started is deleted again (it stayed behind, empty)."""
+    release, gone = threading.Event(), threading.Event()
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("the client went away mid-stream"):
+                gone.set()
+
+    watcher, chat_log = Seen(), logging.getLogger("supamem_server.chat")
+    chat_log.addHandler(watcher)
+    chat_log.setLevel(logging.INFO)
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Half", " of", " it."), between=lambda: release.wait(30)))
+    try:
+        for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+            alice = served.person()
+            with alice.http.stream("POST", "/chat", params={"stream": "true"}, json={"message": "Tell me"}) as response:
+                assert next(line for line in response.iter_lines() if line.startswith("data: ")) == 'data: "Half"'
+            release.set()  # the model writes on, to a client that has gone
+            assert gone.wait(30), "the server saw the client go"
+            (left,) = postgres_conn.execute("select count(*) from memory.conversations where user_id = %s",
+                                            [alice.id]).fetchone()
+            assert left == 0, "the session the request started is gone, and no turn was stored"
+    finally:
+        chat_log.removeHandler(watcher)
+        chat_log.setLevel(logging.NOTSET)
+
+
 def test_a_stream_cut_off_ends_with_an_error_event_and_stores_nothing(
     database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
 ) -> None:
