@@ -24,7 +24,10 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   length, doubling each time the job sent after it, the probe, is unanswered too, at least the
   provider's Retry-After, at most the longest); a probe spends its attempt, so a job that fails on
   its own input still reaches the dead letters. Any answer ends the outage. The model and the
-  embeddings server are two providers (`embed` jobs use the latter);
+  embeddings server are two providers (`embed` jobs use the latter). The pause is kept in the
+  database (`memory.provider_unavailable`, by provider and endpoint), and a worker that starts
+  takes it over (`memory.provider_outages`): a --once run from cron waits it out and then sends
+  the probe, instead of spending attempts to find the provider down again;
 - a deferral by the database is not a failure either: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
@@ -331,6 +334,7 @@ class Worker:
             thread.start()
         try:
             try:
+                self._take_over_outages()
                 self._claim_loop(once)
             except BaseException:
                 # Claiming failed for good (once mode): hand back what is held, then report it.
@@ -368,6 +372,8 @@ class Worker:
                 free = min(free, self.max_jobs - claimed_total)
             claimed: list[ClaimedJob] = []
             kinds, probe, wake = self._claimable(once)
+            with self._cond:
+                probing = any(r.probe for r in self._running.values())
             if claiming and free > 0:
                 try:
                     # The probe first: a busy queue of the other provider's jobs must not keep it waiting.
@@ -389,8 +395,10 @@ class Worker:
                     idle = min(idle * 2, self.idle_max)
                     continue
                 claimed_total += len(claimed)
-                if once and len(claimed) < free:
-                    claiming = False  # drained: what was claimable at this moment is taken
+                if once and len(claimed) < free and not (probe or probing):
+                    # Drained: what was claimable at this moment is taken (once a probe is
+                    # answered, its provider's jobs are claimable too).
+                    claiming = False
                 if self.max_jobs is not None and claimed_total >= self.max_jobs:
                     claiming = False
                 if claimed:
@@ -423,7 +431,7 @@ class Worker:
     def _claimable(self, once: bool) -> tuple[list[str], list[str], float | None]:
         """The kinds to claim; the kinds to claim one job of, to see whether their provider answers
         again (its pause over, none of its jobs running); the seconds until the next pause ends. A
-        `once` run leaves a down provider's jobs in the queue."""
+        `once` run does not wait for a pause to end."""
         now = time.monotonic()
         claim: list[str] = []
         probe: list[str] = []
@@ -435,10 +443,9 @@ class Worker:
                 until = self._paused_until.get(provider, now)
                 if self._unanswered[provider] < self.unavailable_to_pause:
                     claim.append(kind)
-                elif once:
-                    continue
                 elif until > now:
-                    wake = until - now if wake is None else min(wake, until - now)
+                    if not once:
+                        wake = until - now if wake is None else min(wake, until - now)
                 elif provider not in busy:
                     probe.append(kind)
         return claim, probe, wake
@@ -632,23 +639,63 @@ class Worker:
                 return None
             now = time.monotonic()
             until = self._paused_until.get(provider, now)
-            if until > now:
+            going_on = until > now
+            if going_on:
                 until = max(until, now + min(retry_after or 0.0, longest))
-                self._paused_until[provider] = until
-                return until - now
-            length = self._pause_length.get(provider)
-            if length is None:
-                length = first
-            elif running.probe:
-                length = min(length * 2, longest)
-            pause = min(max(length, retry_after or 0.0), longest)
+                length, pause = self._pause_length[provider], until - now
+            else:
+                length = self._pause_length.get(provider, first)
+                if provider in self._pause_length and running.probe:
+                    length = min(length * 2, longest)
+                pause = min(max(length, retry_after or 0.0), longest)
+                until = now + pause
             self._pause_length[provider] = length
-            self._paused_until[provider] = now + pause
-        log.warning(
-            f"the {provider} is unavailable: its jobs wait {pause:g} s, then one is sent to see whether it answers",
-            extra={"event": "provider_unavailable", "worker": self.name, "provider": provider, "pause": pause},
-        )
+            self._paused_until[provider] = until
+        if not going_on:
+            log.warning(
+                f"the {provider} is unavailable: its jobs wait {pause:g} s, then one is sent to see whether it answers",
+                extra={"event": "provider_unavailable", "worker": self.name, "provider": provider, "pause": pause},
+            )
+        self._note_outage(provider, length, pause)
         return pause
+
+    def _endpoint(self, provider: str) -> str:
+        """Where the provider's requests go (its base URL): an outage is of that server."""
+        client = self.embedder if provider == EMBEDDINGS_SERVER else self.llm
+        return str(getattr(getattr(client, "settings", None), "base_url", ""))  # none for a client without settings
+
+    def _note_outage(self, provider: str, length: float, wait: float) -> None:
+        """Keep the pause in the database (memory.provider_unavailable) for the runs after this one."""
+        try:
+            self.transport.rpc("provider_unavailable", {"p_provider": provider, "p_endpoint": self._endpoint(provider),
+                                                        "p_pause": f"{length} seconds", "p_wait": f"{wait} seconds"})
+        except SupamemError as exc:  # this run pauses all the same; the next finds out again
+            log.warning(f"the {provider}'s outage could not be noted: {exc}",
+                        extra={"event": "outage_not_noted", "worker": self.name, "provider": provider, "error": str(exc)})
+
+    def _take_over_outages(self) -> None:
+        """Start paused where runs before this one left a provider down (memory.provider_outages):
+        its jobs wait out the pause, then one is sent, as the run that found it down would have."""
+        try:
+            rows = self.transport.rpc("provider_outages", {}) or []
+        except SupamemError as exc:  # the claims will say what is wrong with the database
+            log.warning(f"outages noted before could not be read: {exc}",
+                        extra={"event": "outage_not_noted", "worker": self.name, "error": str(exc)})
+            return
+        mine = {(p, self._endpoint(p)) for p in {_provider(kind) for kind in self.kinds}}
+        for row in rows:
+            provider, wait = row["provider"], row["wait_seconds"]
+            if (provider, row["endpoint"]) not in mine:
+                continue
+            with self._cond:
+                self._unanswered[provider] = self.unavailable_to_pause
+                self._pause_length[provider] = row["pause_seconds"]
+                self._paused_until[provider] = time.monotonic() + wait
+            log.warning(
+                f"the {provider} was found unavailable before this run: its jobs wait {wait:g} s more,"
+                " then one is sent to see whether it answers",
+                extra={"event": "provider_unavailable", "worker": self.name, "provider": provider, "pause": wait},
+            )
 
     def _answered(self, kind: str) -> None:
         """A job of `kind` is done: its refusals are over, and so is its provider's outage."""
@@ -667,6 +714,12 @@ class Worker:
         if back:
             log.info(f"the {provider} answers again",
                      extra={"event": "provider_back", "worker": self.name, "provider": provider})
+            try:
+                self.transport.rpc("provider_answered", {"p_provider": provider, "p_endpoint": self._endpoint(provider)})
+            except SupamemError as exc:  # the next run waits out the pause noted, then finds it up
+                log.warning(f"the {provider}'s outage could not be ended in the database: {exc}",
+                            extra={"event": "outage_not_noted", "worker": self.name, "provider": provider,
+                                   "error": str(exc)})
 
     def _stop_for_configuration(self, running: _Running, error: str) -> str:
         """No job can succeed with this configuration: hand the job back (its attempt unspent) and stop."""
@@ -794,9 +847,13 @@ class Worker:
         log.debug("lease extended", extra={**extra, "event": "lease_extended"})
 
 
+#: The provider of embed jobs (the model answers the others).
+EMBEDDINGS_SERVER = "embeddings server"
+
+
 def _provider(kind: str) -> str:
     """Who answers a job of `kind`: embed jobs the embeddings server, the others the model."""
-    return "embeddings server" if kind == "embed" else "model"
+    return EMBEDDINGS_SERVER if kind == "embed" else "model"
 
 
 def _ms(started: float) -> int:

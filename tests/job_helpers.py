@@ -98,6 +98,8 @@ class JobKit:
 
     def cleanup(self) -> None:
         self.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [self.users])
+        # A provider this test found down is this test's alone.
+        self.conn.execute("delete from memory_private.provider_outages")
         for user_id in self.users:
             self.conn.execute("select memory.erase_user(%s)", [user_id])
         self.conn.close()

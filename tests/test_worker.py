@@ -634,8 +634,9 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
 ) -> None:
     """A model that answers nothing (503 to every request) fails two jobs, an attempt each; the
     third job it leaves unanswered shows it is down: that job goes back with its attempt unspent,
-    due when the pause ends, and a --once run claims no more of the model's jobs. Once the model
-    answers, every job is done and none was dead-lettered."""
+    due when the pause ends, and a --once run claims no more of the model's jobs. The pause is
+    kept in the database: the next run waits it out, then sends one job. Once the model answers,
+    every job is done and none was dead-lettered."""
     _title_jobs(kit, 6)
     env = openai_env(database_url, fake_llm)
     fake_llm.status = 503
@@ -657,11 +658,28 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
     waited = kit.value("select run_after - now() from memory_private.jobs where id = %s", [deferred["job_id"]])
     assert timedelta(seconds=5) < waited <= timedelta(seconds=15), "due when the pause ends"
 
+    # The next run, while the pause lasts (a --once run from cron), takes it over from the database:
+    # it sends the model nothing, and no attempt is spent.
+    attempts = sorted(job["attempts"] for job in kit.jobs("title"))
+    assert kit.make_due() == 6
+    worker = WorkerProcess(tmp_path, env, "--once", "--kinds", "title", "--json", *kit.worker_args)
+    assert worker.wait() == 3 and json.loads(worker.stdout)["unavailable"] == ["model"]
+    assert fake_llm.received == 3 and sorted(job["attempts"] for job in kit.jobs("title")) == attempts
+    # Once the pause is over, a run sends one job; unanswered, it spends its attempt and the pause doubles.
+    kit.conn.execute("update memory_private.provider_outages set paused_until = now()")
+    worker = WorkerProcess(tmp_path, env, "--once", "--kinds", "title", "--json", *kit.worker_args)
+    assert worker.wait() == 3 and json.loads(worker.stdout)["kinds"] == {"title": {"failed": 1}}
+    assert fake_llm.received == 4
+    assert kit.value("select pause from memory_private.provider_outages where endpoint = %s",
+                     [fake_llm.base_url]) == timedelta(seconds=30)
+
     fake_llm.status = 200
+    kit.conn.execute("update memory_private.provider_outages set paused_until = now()")
     assert kit.make_due() == 6
     worker = run_worker(tmp_path, env, "--once", "--kinds", "title", "--concurrency", "1", "--json", *kit.worker_args)
     assert json.loads(worker.stdout)["kinds"] == {"title": {"done": 6}} and json.loads(worker.stdout)["unavailable"] == []
     assert {job["status"] for job in kit.jobs("title")} == {"done"}
+    assert kit.value("select count(*) from memory_private.provider_outages") == 0, "the outage is over for every worker"
 
 
 def _until_done(
