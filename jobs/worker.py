@@ -255,8 +255,8 @@ class Worker:
             raise ValueError("refusals_to_stop must be at least 1")
         if unavailable_to_pause < 1:
             raise ValueError("unavailable_to_pause must be at least 1")
-        if not 0 < outage_pause[0] <= outage_pause[1]:
-            raise ValueError("outage_pause must be (first, longest) seconds, 0 < first <= longest")
+        if not 0 < outage_pause[0] <= outage_pause[1] <= 86400:
+            raise ValueError("outage_pause must be (first, longest) seconds, 0 < first <= longest <= a day")
         self.transport = transport
         self.llm = llm
         self.embedder = embedder if embedder is not None or "embed" not in kinds else make_embedder()

@@ -3,7 +3,7 @@
 -- provider_outages tells how long its jobs still wait, provider_answered ends it. Only the service calls them: anon, the owner, a
 -- stranger and a tenant admin get 42501 and cannot read the table. Bad input changes nothing.
 begin;
-select plan(22);
+select plan(23);
 
 select tests.create_cast('provider-outages');
 
@@ -43,16 +43,22 @@ select results_eq(
     'the pause keeps its new length; the wait is never shortened'
 );
 select throws_ok(
-    $$select memory.provider_unavailable('the cloud', 'http://llm', '15 seconds', '15 seconds')$$, '23514', null,
+    $$select memory.provider_unavailable('the cloud', 'http://llm', '15 seconds', '15 seconds')$$, '22023',
+    'provider must be ''model'' or ''embeddings server'', got ''the cloud''',
     'only the model and the embeddings server are providers'
 );
 select throws_ok(
-    $$select memory.provider_unavailable('embeddings server', 'http://e', '0 seconds', '15 seconds')$$, '23514', null,
+    $$select memory.provider_unavailable('embeddings server', 'http://e', '0 seconds', '15 seconds')$$, '22023',
+    'pause must be more than 0 and at most a day, got 00:00:00',
     'a pause has a length'
 );
 select throws_ok(
-    $$select memory.provider_unavailable('model', repeat('x', 2001), '15 seconds', '15 seconds')$$, '23514', null,
+    $$select memory.provider_unavailable('model', repeat('x', 2001), '15 seconds', '15 seconds')$$, '22023', null,
     'an endpoint is a URL, not a megabyte'
+);
+select throws_ok(
+    $$select memory.provider_unavailable('model', 'http://llm', '15 seconds', '1000 years')$$, '22023', null,
+    'a wait past a day is refused'
 );
 select results_eq($$select count(*)::int from memory.provider_outages()$$, array[1], 'bad input noted nothing');
 update memory_private.provider_outages set paused_until = now() - interval '1 minute';

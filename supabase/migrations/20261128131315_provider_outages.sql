@@ -71,6 +71,22 @@ language plpgsql
 set search_path to ''
 as $function$
 begin
+    if p_provider is null or p_provider not in ('model', 'embeddings server') then
+        raise exception using errcode = '22023',
+            message = format('provider must be ''model'' or ''embeddings server'', got %L', left(p_provider, 100));
+    end if;
+    if length(p_endpoint) > 2000 then
+        raise exception using errcode = '22023', message = 'endpoint must be at most 2000 characters';
+    end if;
+    -- A worker pauses for seconds to minutes: a day is far past any pause, and keeps the sums in range.
+    if p_pause is null or p_pause <= interval '0' or p_pause > interval '1 day' then
+        raise exception using errcode = '22023',
+            message = format('pause must be more than 0 and at most a day, got %s', coalesce(p_pause::text, 'null'));
+    end if;
+    if p_wait is null or p_wait > interval '1 day' then
+        raise exception using errcode = '22023',
+            message = format('wait must be at most a day, got %s', coalesce(p_wait::text, 'null'));
+    end if;
     insert into memory_private.provider_outages as o (provider, endpoint, pause, paused_until)
     values (p_provider, p_endpoint, p_pause, now() + greatest(p_wait, interval '0'))
     on conflict (provider, endpoint) do update
