@@ -1,9 +1,10 @@
 -- A conversation summary written after its week was summarised (its job late past the week's end,
 -- or regenerated) queues the week again, and a week written after its month was summarised queues
 -- the month again; a week or month job running meanwhile, which read its input before, runs again
--- once it is done: a late summary reaches its week and month instead of being left out for good.
+-- once it is done: a late summary reaches its week and month instead of being left out for good,
+-- and a month written again drops the year-over-year comparisons made from it.
 begin;
-select plan(9);
+select plan(10);
 
 select tests.create_cast('summaries-late');
 with p as (
@@ -100,9 +101,19 @@ select is(
     where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'),
     'true'::jsonb, 'a month job running when a week of it is written is told to run again'
 );
+-- Year-over-year comparisons made from March as it was: with March 2025 and with March 2027.
+insert into memory.yearly_comparisons (user_id, profile_id, year, month, comparison)
+select tests.recall('owner')::uuid, tests.recall('profile')::uuid, y, m, format('%s-%s as it was', y, m)
+from (values (2026, 3), (2027, 3), (2026, 4), (2025, 3)) as c (y, m);
 select memory.finish_monthly_summary(
     (select id from memory_private.jobs where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'),
     'late-worker', 'March', 'Thinking', '{}'
+);
+select results_eq(
+    $$select year::int, month::int from memory.yearly_comparisons where profile_id = tests.recall('profile')::uuid
+    order by 1, 2$$,
+    $$values (2025, 3), (2026, 4)$$,
+    'the comparisons made from the month written again are gone (the next view makes them again); others stay'
 );
 select results_eq(
     $$select status, payload from memory_private.jobs
