@@ -59,6 +59,7 @@ from . import chat_outage
 from .chat_prompt import Offered, messages
 from .deps import Claims
 from .embedding import embedded
+from .memories import used_memories
 from .models import ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
@@ -101,11 +102,9 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     )
     if not rows:
         return None
-    used = tx.execute("select id, type, content from memory.memories where id = any(%s)", [rows[0]["used_memory_ids"]])
-    order = {m: i for i, m in enumerate(rows[0]["used_memory_ids"])}
     return ChatResponse(response=rows[0]["content"], session_id=rows[0]["conversation_id"],
                         conversation_id=rows[0]["conversation_id"], replayed=True,
-                        used_memories=[UsedMemory(**m) for m in sorted(used, key=lambda m: order[m["id"]])])
+                        used_memories=used_memories(tx, rows[0]["used_memory_ids"]))
 
 
 def _arm(holdout: float, session: UUID) -> str | None:

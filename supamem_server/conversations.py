@@ -12,6 +12,7 @@ from supamem.conversations import update_conversation_row
 from . import chat_outage
 from .deps import Tx, UserId, visible
 from .embedding import Search, search_parameter
+from .memories import used_memories
 from .models import Conversation, ConversationChanges, ConversationWithMessages, Message, NewConversation
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -55,7 +56,8 @@ def current_conversation(tx: Tx) -> Conversation:
 def get_conversation(tx: Tx, conversation_id: UUID, limit: int = Query(100, ge=1, le=1000)) -> ConversationWithMessages:
     conversation = _one(tx, conversation_id)
     messages = [Message.model_validate(m) for m in tx.call("history", conversation_id=conversation_id, limit=limit)]
-    return ConversationWithMessages(**conversation.model_dump(), messages=messages)
+    used = list(dict.fromkeys(m for message in messages for m in message.used_memory_ids))
+    return ConversationWithMessages(**conversation.model_dump(), messages=messages, used_memories=used_memories(tx, used))
 
 
 @router.put("/{conversation_id}", response_model=Conversation,

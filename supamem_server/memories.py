@@ -14,6 +14,7 @@ from uuid import UUID
 from fastapi import APIRouter, Body, Query, Response
 from psycopg.types.json import Jsonb
 
+from supamem.db import Transaction
 from supamem.memory_csv import write_csv
 
 from .deps import Tx, visible
@@ -30,6 +31,7 @@ from .models import (
     MemoryWritten,
     NewMemory,
     Overview,
+    UsedMemory,
 )
 
 router = APIRouter(prefix="/api", tags=["memories"])
@@ -188,6 +190,14 @@ def compare_year(tx: Tx, profile_id: UUID, year: int = Query(ge=1971, le=9999),
 def metrics(tx: Tx, days: int = Query(30, ge=1, le=366), user_id: UUID | None = None) -> list[dict[str, Any]]:
     """The signed-in user's own figures, or (for their tenant's admin) those of `user_id`."""
     return tx.call("memory_metrics", since=datetime.now(UTC) - timedelta(days=days), user_id=user_id)
+
+
+def used_memories(tx: Transaction, ids: list[UUID]) -> list[UsedMemory]:
+    """Seed 004's memory chips: the memories of `ids` the caller may read and has not deleted, in
+    the order given (another person's, in a shared conversation, are theirs alone)."""
+    rows = tx.execute("select id, type, content from memory.memories where id = any(%s) and deleted_at is null", [ids])
+    order = {m: i for i, m in enumerate(ids)}
+    return [UsedMemory(**m) for m in sorted(rows, key=lambda m: order[m["id"]])]
 
 
 @router.get("/memories/{memory_id}", response_model=Memory, summary="One memory")

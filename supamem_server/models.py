@@ -49,8 +49,16 @@ class Message(Row):
     created_at: datetime
 
 
+class UsedMemory(BaseModel):
+    id: UUID
+    type: str
+    content: str
+
+
 class ConversationWithMessages(Conversation):
     messages: list[Message]
+    #: The memories its answers used (`used_memory_ids`) that the caller may read: seed 004's chips.
+    used_memories: list[UsedMemory]
 
 
 class Memory(Row):
@@ -197,12 +205,6 @@ class NewProfile(BaseModel):
     timezone: str = "UTC"
     attributes: dict[str, Any] = Field(default_factory=dict)
     primary: bool = False
-
-
-class UsedMemory(BaseModel):
-    id: UUID
-    type: str
-    content: str
 
 
 class ChatResponse(BaseModel):

@@ -97,6 +97,11 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
     expect(toast).to_contain_text("Removed from your memory.")
     assert alice.http.get(f"/api/memories/{saved[0]['id']}").json()["deleted_at"] is not None
 
+    # Reopened (a refresh), the answer still shows the memory it used.
+    page.reload()
+    expect(page.locator("#messages li.assistant").first.locator(".chip")).to_have_text(
+        "[goal] Training for the Berlin marathon")
+
     # A chip opens the memory in settings, anchored and highlighted.
     page.goto(f"{served.url}/settings/memory#memory-{memory_id}")
     expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
@@ -316,18 +321,22 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
 
 def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(browser: Browser, served: Served) -> None:
     """Seed 002's memory panel (filter by category, edit, pin) and seed 004's chip link to a memory
-    older than the list's 30 days."""
+    older than the list's 30 days, naming the archived conversation it came from."""
     gina = served.person()
     with_main_profile(gina)
     for content, category in (("Runs at dawn", "sport"), ("Reads poetry", "culture")):
         gina.http.post("/api/memories", json={"content": content, "type": "pattern", "category": category})
     old = gina.http.post("/api/memories", json={"content": "Grew up in Braga", "type": "fact"}).json()["memory"]["id"]
-    served.postgres_conn.execute("update memory.memories set created_at = now() - interval '90 days' where id = %s", [old])
+    trip = gina.http.post("/api/conversations", json={"title": "Old trip"}).json()["id"]
+    assert gina.http.put(f"/api/conversations/{trip}", json={"archived": True}).status_code == 200
+    served.postgres_conn.execute("update memory.memories set created_at = now() - interval '90 days',"
+                                 " source_conversation_id = %s where id = %s", [trip, old])
 
     page = signed_in(browser, served, gina, f"/settings/memory#memory-{old}")
     anchored = page.locator(f"#memory-{old}")
     expect(anchored).to_have_class("highlight")
     expect(anchored).to_contain_text("Grew up in Braga")
+    expect(anchored.locator(".source")).to_have_text("from “Old trip”")  # an archived conversation's title too
     expect(page.locator("#memory-list li")).to_have_count(3)
 
     page.goto(f"{served.url}/settings/memory")

@@ -101,3 +101,27 @@ def test_bad_bodies_are_422_and_change_nothing(served: Served) -> None:
     assert dana.http.get("/api/conversations/not-a-uuid").status_code == 422
     assert dana.http.get(f"/api/conversations/{conversation}").json()["title"] == "Kept"
     assert _count(served, "select count(*) from memory.conversations where user_id = %s", dana.id) == 1
+
+
+def test_a_conversation_names_the_memories_its_answers_used(served: Served) -> None:
+    """Seed 004's chips, read back: the memories an answer used, while they are the reader's and
+    not deleted (another person's is not named to them)."""
+    alice, bob = served.person(), served.person()
+    bob.http.get("/api/profiles")
+    alice.http.post("/api/profiles", json={"name": "Me", "primary": True})
+    goal = alice.http.post("/api/memories", json={"content": "Training for a marathon", "type": "goal"}).json()
+    fact = alice.http.post("/api/memories", json={"content": "Lives in Porto", "type": "fact"}).json()
+    ids = [goal["memory"]["id"], fact["memory"]["id"]]
+    conversation = alice.http.post("/api/conversations", json={"title": "Running", "mode": "together"}).json()["id"]
+    served.postgres_conn.execute("select memory.add_turn(%s, 'Plan my week', 'Four runs', p_used_memory_ids => %s::uuid[])",
+                                 [conversation, ids[::-1]])
+
+    read = alice.http.get(f"/api/conversations/{conversation}").json()
+    assert read["messages"][1]["used_memory_ids"] == ids[::-1]
+    assert [(m["id"], m["type"], m["content"]) for m in read["used_memories"]] == [
+        (ids[1], "fact", "Lives in Porto"), (ids[0], "goal", "Training for a marathon")]
+    assert alice.http.delete(f"/api/memories/{ids[1]}").status_code in (200, 204)
+    assert [m["id"] for m in alice.http.get(f"/api/conversations/{conversation}").json()["used_memories"]] == [ids[0]]
+    assert alice.http.post(f"/api/conversations/{conversation}/participants", json={"user_id": str(bob.id)}).status_code == 201
+    shared = bob.http.get(f"/api/conversations/{conversation}").json()
+    assert (len(shared["messages"]), shared["used_memories"]) == (2, []), "a participant reads the turn, not her memories"

@@ -209,7 +209,11 @@ async function openConversation(id) {
   showConversation(conversation);
   document.getElementById("profile-select").value = chatProfileId() || "";
   document.getElementById("messages").replaceChildren();
-  for (const message of conversation.messages) addMessage(message.role, message.content);
+  // Each answer's chips, as when it was given (a memory deleted since, or another person's, is left out).
+  const used = new Map(conversation.used_memories.map((memory) => [memory.id, memory]));
+  for (const message of conversation.messages) {
+    addMessage(message.role, message.content, message.used_memory_ids.map((id) => used.get(id)).filter(Boolean));
+  }
   await loadConversations();
 }
 
@@ -510,10 +514,12 @@ async function download(format) {
 }
 
 async function settingsPage() {
-  const [profiles, conversations] = await Promise.all([
+  // The titles memories name as their source: of live and archived conversations alike.
+  const [profiles, live, archived] = await Promise.all([
     api("GET", "/api/profiles"), api("GET", "/api/conversations?limit=200"),
+    api("GET", "/api/conversations?limit=200&archived=true"),
   ]);
-  for (const c of conversations) settings.conversations.set(c.id, c.title || "Untitled conversation");
+  for (const c of [...live, ...archived]) settings.conversations.set(c.id, c.title || "Untitled conversation");
   const profileFilter = document.getElementById("profile-filter");
   for (const p of profiles) profileFilter.append(el("option", { value: p.id }, p.name));
   document.getElementById("profile-filter-label").hidden = profiles.length < 2;
