@@ -92,7 +92,7 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     """The turn the caller stored under `client_turn_id`, as it was answered: in their own
     conversations or, as a participant, in the named session's owner's (ids are kept per owner)."""
     rows = tx.execute(
-        "select q.conversation_id, a.content, a.used_memory_ids from memory.messages as q"
+        "select q.conversation_id, q.content as query, a.content, a.used_memory_ids from memory.messages as q"
         " join memory.messages as a on a.conversation_id = q.conversation_id and a.turn_number = q.turn_number"
         " and a.role = 'assistant'"
         " where q.user_id = any(array[(select auth.uid()), (select c.user_id from memory.conversations as c"
@@ -102,7 +102,7 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     )
     if not rows:
         return None
-    return ChatResponse(response=rows[0]["content"], session_id=rows[0]["conversation_id"],
+    return ChatResponse(response=rows[0]["content"], query=rows[0]["query"], session_id=rows[0]["conversation_id"],
                         conversation_id=rows[0]["conversation_id"], replayed=True,
                         used_memories=used_memories(tx, rows[0]["used_memory_ids"]))
 
@@ -195,7 +195,8 @@ class _Question:
             check_buffered_text("response", reply)
             services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
                                      client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
-        return ChatResponse(response=reply, session_id=self.session, conversation_id=self.session, degraded=degraded,
+        return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
+                            degraded=degraded,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 
 
@@ -236,8 +237,8 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
         again = chat_outage.held(services, user, body.client_turn_id) if body.client_turn_id is not None else None
         if again is not None:
             session, turn = again
-            replayed = ChatResponse(response=turn.response, session_id=session, conversation_id=session, degraded=True,
-                                    replayed=True, used_memories=[])
+            replayed = ChatResponse(response=turn.response, query=turn.query, session_id=session, conversation_id=session,
+                                    degraded=True, replayed=True, used_memories=[])
             return _Question(services, verified, user, body, session, False, {}, [], None, outage=True, replayed=replayed)
         session = _named(body.session) or uuid4()
         log_degraded(log, "chat", session, user, exc)

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, computed_field, model_validator
 
 Mode = Literal["chat", "astro", "profile", "together", "swiss"]
 MemoryType = Literal["fact", "preference", "entity", "project", "decision", "emotion", "goal", "pattern", "relationship"]
@@ -161,7 +161,8 @@ MAX_CONTEXT_CHARS = 8_000
 
 
 class ChatRequest(BaseModel):
-    message: str
+    #: Seed 001's clients send it as `query`.
+    message: str = Field(validation_alias=AliasChoices("message", "query"))
     session_id: str | None = None
     #: Seed 002's name for the session: the conversation to continue (a new one when absent).
     conversation_id: UUID | None = None
@@ -218,3 +219,10 @@ class ChatResponse(BaseModel):
     #: The turn a request sent before with the same client_turn_id stored, given back.
     replayed: bool = False
     used_memories: list[UsedMemory]
+    #: Seed 001's names: the question asked, and the answer (`message`, the same as `response`).
+    query: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def message(self) -> str:
+        return self.response

@@ -54,6 +54,22 @@ def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None
     assert turns == (2,)
 
 
+def test_a_seed_001_client_sends_query_and_reads_message(served: Served) -> None:
+    """Seed 001's request and response names: `query` for the question, `message` for the answer,
+    beside seed 002's; the caller is the token's user, whatever `user_id` the body names."""
+    carol, other = served.person(), served.person()
+    asked = carol.http.post("/chat", json={"query": "What is a tempo run?", "user_id": str(other.id), "role": "member"})
+    assert asked.status_code == 200, asked.text
+    body = asked.json()
+    assert (body["query"], body["message"]) == ("What is a tempo run?", body["response"]) and body["message"]
+    (owner,) = served.postgres_conn.execute(
+        "select user_id from memory.conversations where id = %s", [body["session_id"]]).fetchone()
+    assert owner == carol.id
+    again = carol.http.post("/chat", json={"query": "And an easy run?", "session_id": body["session_id"]}).json()
+    assert (again["session_id"], again["query"]) == (body["session_id"], "And an easy run?")
+    assert carol.http.post("/chat", json={"user_id": str(carol.id)}).status_code == 422, "a question is required"
+
+
 def test_a_generic_chat_uses_no_memories(served: Served) -> None:
     bob = served.person()
     _profiled(bob)
