@@ -97,6 +97,12 @@ def restore_memory(tx: Tx, memory_id: UUID) -> Memory:
     return Memory.model_validate(tx.call_one("restore_memory", memory_id=memory_id))
 
 
+@router.post("/memories/{memory_id}/unarchive", response_model=Memory,
+             summary="Bring an archived memory back into the live set (and into prompts)")
+def unarchive_memory(tx: Tx, memory_id: UUID) -> Memory:
+    return Memory.model_validate(tx.call_one("unarchive_memory", memory_id=memory_id))
+
+
 @router.post("/memories/clear", response_model=Cleared, summary="Clear all memories (soft delete, undoable)")
 def clear_memories(tx: Tx, profile_id: UUID | None = None) -> Cleared:
     return Cleared(cleared=tx.call_value("clear_memories", profile_id=profile_id) or 0)

@@ -321,7 +321,8 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
 
 def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(browser: Browser, served: Served) -> None:
     """Seed 002's memory panel (filter by category, edit, pin) and seed 004's chip link to a memory
-    older than the list's 30 days, naming the archived conversation it came from."""
+    older than the list's 30 days, naming the archived conversation it came from; a search reaches
+    old memories, and archived ones are listed apart and brought back."""
     gina = served.person()
     with_main_profile(gina)
     for content, category in (("Runs at dawn", "sport"), ("Reads poetry", "culture")):
@@ -367,6 +368,25 @@ def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(brow
     live = gina.http.get("/api/memories", params={"category": "sport"}).json()
     assert sorted(m["content"] for m in live) == ["Runs at dawn, five days a week", "Swims on Sundays"], \
         "the edit is the live version"
+
+    # A search reaches a memory older than the list's 30 days; archived memories are a view of
+    # their own, where one is brought back.
+    page.fill("#category-filter", "")
+    page.fill("#search", "Braga")
+    page.press("#search", "Enter")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    expect(page.locator("#memory-list li")).to_contain_text("Grew up in Braga")
+    served.postgres_conn.execute("update memory.memories set archived = true where user_id = %s and content = 'Reads poetry'",
+                                 [gina.id])
+    page.fill("#search", "")
+    page.select_option("#status-filter", "archived")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    expect(page.locator("#memory-list li")).to_contain_text("Reads poetry")
+    shot(page, "settings-archived")
+    page.click("#memory-list li button.unarchive")
+    expect(page.locator("#memory-list li")).to_have_count(0)
+    page.select_option("#status-filter", "active")
+    expect(page.locator("#memory-list li:has-text('Reads poetry')")).to_have_count(1)
 
 
 def test_a_memory_added_before_the_live_stream_opens_is_listed_once_it_opens(browser: Browser, served: Served) -> None:

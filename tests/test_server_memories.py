@@ -90,7 +90,9 @@ def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None
     owner, stranger = served.person(), served.person()
     _main_profile(owner)
     memory_id = owner.http.post("/api/memories", json={"content": "Private fact", "type": "fact"}).json()["memory"]["id"]
+    served.postgres_conn.execute("update memory.memories set archived = true where id = %s", [memory_id])
     for response in (
+        stranger.http.post(f"/api/memories/{memory_id}/unarchive"),
         stranger.http.put(f"/api/memories/{memory_id}", json={"content": "Overwritten"}),
         stranger.http.put(f"/api/memories/{memory_id}", json={"pinned": True}),
         stranger.http.delete(f"/api/memories/{memory_id}"),
@@ -101,8 +103,10 @@ def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None
     assert stranger.http.get("/api/memories", params={"search": "Private"}).json() == []
     assert stranger.http.get("/api/memories/export").json()["memories"] == []
     row = served.postgres_conn.execute(
-        "select content, pinned, deleted_at from memory.memories where id = %s", [memory_id]).fetchone()
-    assert row == ("Private fact", False, None)
+        "select content, pinned, deleted_at, archived from memory.memories where id = %s", [memory_id]).fetchone()
+    assert row == ("Private fact", False, None, True)
+    back = owner.http.post(f"/api/memories/{memory_id}/unarchive")
+    assert back.status_code == 200 and back.json()["archived"] is False, "the owner brings it back"
 
 
 def test_bad_memory_bodies_are_422_and_change_nothing(served: Served) -> None:

@@ -414,18 +414,27 @@ function memoryItem(memory) {
   } }, "Edit");
   const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete “${memory.content}”`,
     onclick: async () => { await api("DELETE", `/api/memories/${memory.id}`); await refresh(); } }, "Delete");
+  if (memory.archived) {
+    const unarchive = el("button", { type: "button", class: "unarchive",
+      onclick: async () => { await api("POST", `/api/memories/${memory.id}/unarchive`); await refresh(); } }, "Unarchive");
+    item.append(unarchive, " ", remove);
+    return item;
+  }
   item.append(pin, " ", edit, " ", remove);
   return item;
 }
 
 async function loadMemories() {
-  const params = new URLSearchParams({ limit: "200" });
-  const since = new Date(Date.now() - 30 * 24 * 3600 * 1000);
-  params.set("created_from", since.toISOString());
+  const status = document.getElementById("status-filter").value;
+  const params = new URLSearchParams({ limit: "200", status });
   const type = document.getElementById("type-filter").value;
   const category = document.getElementById("category-filter").value.trim();
   const profile = document.getElementById("profile-filter").value;
   const search = document.getElementById("search").value.trim();
+  // The last 30 days of live memories by default; looking for something reaches them all.
+  if (status === "active" && !(type || category || profile || search)) {
+    params.set("created_from", new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString());
+  }
   if (type) params.set("type", type);
   if (category) params.set("category", category);
   if (profile) params.set("profile_id", profile);
@@ -525,6 +534,7 @@ async function settingsPage() {
   document.getElementById("profile-filter-label").hidden = profiles.length < 2;
 
   document.getElementById("filters").addEventListener("submit", (event) => { event.preventDefault(); loadMemories(); });
+  document.getElementById("status-filter").addEventListener("change", () => loadMemories());
   document.getElementById("type-filter").addEventListener("change", () => loadMemories());
   document.getElementById("category-filter").addEventListener("change", () => loadMemories());
   document.getElementById("pause-toggle").addEventListener("change", async (event) => {
