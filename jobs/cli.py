@@ -327,7 +327,9 @@ def _exit_code(summary: Summary) -> int:
 BACKFILL_DESCRIPTION = """\
 Queue the summaries of one month of a profile: each week of the month (ISO weeks whose
 Thursday falls in it, in the profile's time zone) that has no weekly summary yet, then the
-month itself (memory.backfill_month). --regenerate queues every week and the month again even
+month itself (memory.backfill_month); with --all-profiles, of every profile that had
+conversations in that month (memory.backfill_month_for_all), after a cron outage longer than
+the schedulers look back. --regenerate queues every week and the month again even
 if they exist. Without --run the jobs wait for a worker; with --run this command runs them now
 (the weeks first, then the month) with a progress bar, and prints a summary.
 """
@@ -343,7 +345,9 @@ def _add_backfill(subparsers: Any, common: argparse.ArgumentParser) -> None:
         + "\nexample:\n  supamem backfill --profile 6f1c2d3e-... --year 2026 --month 10 --run\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--profile", type=_uuid, required=True, metavar="UUID", help="the profile's id")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--profile", type=_uuid, metavar="UUID", help="the profile's id")
+    which.add_argument("--all-profiles", action="store_true", help="every profile that had conversations in the month")
     parser.add_argument("--year", type=int, required=True, help="e.g. 2026")
     parser.add_argument("--month", type=int, required=True, choices=range(1, 13), metavar="1..12", help="1 to 12")
     parser.add_argument("--regenerate", action="store_true", help="redo weeks and month that already exist")
@@ -367,17 +371,14 @@ def run_backfill(args: argparse.Namespace) -> int:
         return fail_with(exc)
     try:
         with _connected(args, pool_size=args.concurrency + 2) as transport:
-            queued = transport.rpc(
-                "backfill_month",
-                {
-                    "p_profile_id": args.profile,
-                    "p_year": args.year,
-                    "p_month": args.month,
-                    "p_regenerate": args.regenerate,
-                },
-            )
+            month = {"p_year": args.year, "p_month": args.month, "p_regenerate": args.regenerate}
+            if args.all_profiles:
+                queued = transport.rpc("backfill_month_for_all", month)
+            else:
+                queued = transport.rpc("backfill_month", {"p_profile_id": args.profile, **month})
             if not args.json:
-                print(f"queued {queued} job(s) for {args.year}-{args.month:02d} of profile {args.profile}")
+                whose = "every profile" if args.all_profiles else f"profile {args.profile}"
+                print(f"queued {queued} job(s) for {args.year}-{args.month:02d} of {whose}")
             if not args.run:
                 if args.json:
                     print(json.dumps({"queued": queued}))
@@ -399,11 +400,11 @@ def run_backfill(args: argparse.Namespace) -> int:
 
 
 def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, queued: int) -> Summary:
-    """Run the weekly jobs, then the monthly one, as two `--once` workers; one summary.
+    """Run the weekly jobs, then the monthly ones, as two `--once` workers; one summary.
 
-    The workers claim only the profile's user's jobs: other users' summaries wait for a worker.
+    For one profile the workers claim only its user's jobs: other users' summaries wait for a worker.
     """
-    owner = transport.rpc("profile_user_id", {"p_profile_id": args.profile})
+    owners = None if args.all_profiles else [str(transport.rpc("profile_user_id", {"p_profile_id": args.profile}))]
     total = Summary()
     progress = Progress(queued, f"{args.year}-{args.month:02d}")
     stopped = False
@@ -422,7 +423,7 @@ def _drain_backfill(transport: Transport, llm: Any, args: argparse.Namespace, qu
                 concurrency=args.concurrency,
                 lease=args.lease,
                 on_finish=advance,
-                user_ids=[str(owner)],
+                user_ids=owners,
                 # A month that finds its weeks still running elsewhere is retried by a worker.
                 defer_delay=30.0,
             )

@@ -841,6 +841,37 @@ def test_backfill_a_missed_month(kit: JobKit, database_url: str, tmp_path: Path)
     assert again.returncode == 0 and again.stdout.startswith("queued 3 job(s)")  # the 2 empty weeks + month
 
 
+def test_backfill_a_month_for_every_profile_that_talked_in_it(kit: JobKit, database_url: str) -> None:
+    """After a cron outage longer than the schedulers look back: --all-profiles queues and runs the
+    month of every profile with conversations in it, each in its own time zone, and no other."""
+    talked = []
+    for zone in ("Europe/Lisbon", "Asia/Tokyo"):
+        user_id, profile_id = kit.user(zone)
+        conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="June")
+        _summary_at(kit, conversation_id, 4, _local("2014-06-11", "10:00", zone), "a June week")
+        talked.append(profile_id)
+    quiet_user, quiet = kit.user("UTC")
+    kit.conn.execute("delete from memory_private.jobs where user_id = any(%s)", [kit.users])
+
+    result = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "backfill", "--all-profiles", "--year", "2014", "--month", "6",
+         "--run", "--json"],
+        cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    # June 2014: Thursdays 5, 12, 19, 26 -> four weeks and the month, for each profile that talked.
+    assert json.loads(result.stdout.splitlines()[-1])["queued"] == 10
+    months = kit.rows("select profile_id, weekly_summaries_used from memory.monthly_summaries"
+                      " where user_id = any(%s) and year = 2014 and month = 6", [kit.users])
+    assert sorted((m["profile_id"], m["weekly_summaries_used"]) for m in months) == sorted((p, 1) for p in talked)
+    assert kit.jobs(user_id=quiet_user) == [], f"the profile that did not talk ({quiet}) is not backfilled"
+    both = subprocess.run(
+        [sys.executable, "-m", "supamem.cli", "backfill", "--all-profiles", "--profile", str(quiet), "--year", "2014",
+         "--month", "6"], cwd=ROOT, env=worker_env(database_url), capture_output=True, text=True, timeout=60,
+    )
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr, "one profile or all, not both"
+
+
 def test_a_month_waits_for_its_weeks(kit: JobKit, database_url: str, tmp_path: Path) -> None:
     user_id, profile_id = kit.user("Europe/Lisbon")
     conversation_id = kit.conversation(user_id, profile_id, [("Hi", "Hello")], title="August")
