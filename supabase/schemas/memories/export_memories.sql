@@ -1,6 +1,6 @@
 -- Why: seed 004's "Export memory archive (all fields, for portability)": every memory of the
--- user with every column, the profiles they belong to and the user's memory settings, as one
--- JSON document.
+-- user with every column, the profiles they belong to, the user's memory settings and their
+-- weekly and monthly summaries and year-over-year comparisons, as one JSON document.
 create function memory.export_memories(p_user_id uuid default null)
 returns jsonb
 language plpgsql
@@ -26,6 +26,20 @@ begin
         'memories', coalesce((
             select jsonb_agg(to_jsonb(m) - 'search' order by m.created_at, m.id)
             from memory.memories as m where m.user_id = v_user
+        ), '[]'),
+        -- What the user's memory was summarised into, for the record: an import leaves them out
+        -- (they are made again from the conversations, by the schedulers or a backfill).
+        'weekly_summaries', coalesce((
+            select jsonb_agg(to_jsonb(w) order by w.week_start_date, w.id)
+            from memory.weekly_summaries as w where w.user_id = v_user
+        ), '[]'),
+        'monthly_summaries', coalesce((
+            select jsonb_agg(to_jsonb(m) order by m.year, m.month, m.id)
+            from memory.monthly_summaries as m where m.user_id = v_user
+        ), '[]'),
+        'yearly_comparisons', coalesce((
+            select jsonb_agg(to_jsonb(y) order by y.year, y.month, y.id)
+            from memory.yearly_comparisons as y where y.user_id = v_user
         ), '[]')
     );
 end

@@ -7,7 +7,7 @@
 -- after an erase brings the same records back (ids, links and all), and a second import adds
 -- nothing; another user importing the export gets ids of their own and learns nothing of the owner's.
 begin;
-select plan(36);
+select plan(37);
 
 select tests.create_cast('memories-search');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -158,6 +158,23 @@ select results_eq(
     $$values ('supamem.memories', 1, tests.recall('owner')::uuid,
         array(select id from memory.profiles where user_id = tests.recall('owner')::uuid order by 1))$$,
     'the export names its format, version, user and the user''s profiles'
+);
+select tests.clear_authentication();
+insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date, emotional_summary)
+values (tests.recall('owner')::uuid, tests.recall('p')::uuid, 2026, 10, '2026-03-02', '2026-03-08', 'A calm week');
+insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary)
+values (tests.recall('owner')::uuid, tests.recall('p')::uuid, 2026, 3, 'A calm March');
+insert into memory.yearly_comparisons (user_id, profile_id, year, month, comparison)
+values (tests.recall('owner')::uuid, tests.recall('p')::uuid, 2026, 3, 'Calmer than last March');
+select tests.authenticate_as(tests.recall('owner')::uuid);
+select results_eq(
+    $$select e #>> '{weekly_summaries,0,emotional_summary}', e #>> '{monthly_summaries,0,emotional_summary}',
+        e #>> '{yearly_comparisons,0,comparison}',
+        jsonb_array_length(e -> 'weekly_summaries') + jsonb_array_length(e -> 'monthly_summaries')
+        + jsonb_array_length(e -> 'yearly_comparisons')
+    from (select memory.export_memories() as e) as x$$,
+    $$values ('A calm week', 'A calm March', 'Calmer than last March', 3)$$,
+    'the export holds the user''s weekly and monthly summaries and year-over-year comparisons'
 );
 
 -- erase: set up everything a user can own, and a together conversation of the stranger's.
