@@ -4,6 +4,7 @@ RLS-bound read."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from datetime import UTC, datetime, timedelta
@@ -11,11 +12,12 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from psycopg.types.json import Jsonb
 
 from supamem.db import Transaction
-from supamem.memory_csv import write_csv
+from supamem.errors import InvalidInputError
+from supamem.memory_csv import read_csv, write_csv
 
 from .deps import Tx, visible
 from .embedding import Search, search_parameter
@@ -155,8 +157,26 @@ def export_memories(tx: Tx, format: Literal["json", "csv"] = "json") -> Response
                     headers={"Content-Disposition": 'attachment; filename="memories.csv"'})
 
 
-@router.post("/memories/import", response_model=Imported, summary="Re-import an export (JSON as exported); idempotent")
-def import_memories(tx: Tx, export: Annotated[dict[str, Any], Body()]) -> Imported:
+async def _export_document(request: Request) -> dict[str, Any]:
+    """The export to import: the JSON document as exported, or the CSV download (`text/csv`:
+    memories only, as `supamem import` reads it)."""
+    raw = await request.body()
+    try:
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() == "text/csv":
+            return read_csv(raw.decode("utf-8"))
+        document = json.loads(raw)
+    except (ValueError, csv.Error) as exc:  # bad UTF-8, JSON or CSV, a row the model refuses
+        raise InvalidInputError(f"not a supamem export: {exc}") from exc
+    if not isinstance(document, dict):
+        raise InvalidInputError("not a supamem export: expected a JSON object")
+    return document
+
+
+@router.post("/memories/import", response_model=Imported,
+             summary="Re-import an export (the JSON document, or the CSV download as text/csv); idempotent",
+             openapi_extra={"requestBody": {"required": True, "content": {
+                 "application/json": {"schema": {"type": "object"}}, "text/csv": {"schema": {"type": "string"}}}}})
+def import_memories(tx: Tx, export: Annotated[dict[str, Any], Depends(_export_document)]) -> Imported:
     return Imported(imported=tx.call_value("import_memories", export=Jsonb(export)) or 0)
 
 

@@ -303,7 +303,9 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     with page.expect_download() as download:
         page.click("#export-csv")
     assert download.value.suggested_filename == "memories.csv"
-    assert "Wants to learn Korean" in Path(download.value.path()).read_text()
+    csv_file = tmp_path / "memories.csv"
+    download.value.save_as(csv_file)
+    assert "Wants to learn Korean" in csv_file.read_text()
 
     page.click("#pause-toggle")
     expect(page.locator("#status-building")).to_have_text("paused")
@@ -317,6 +319,17 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     expect(page.locator("#memory-list li")).to_have_count(0)
     expect(page.locator("#memory-empty")).to_be_visible()
     assert carol.http.get("/api/memories/overview").json()["live"] == 0
+
+    # The CSV download put back by its file, here into another account (seed 004's re-import);
+    # twice adds nothing.
+    dave = served.person()
+    other = signed_in(browser, served, dave, "/settings/memory")
+    other.set_input_files("#import-file", str(csv_file))
+    expect(other.locator("#import-result")).to_have_text("3 memories imported.")
+    expect(other.locator("#memory-list li")).to_have_count(2)  # the deleted one stays deleted
+    other.set_input_files("#import-file", str(csv_file))
+    expect(other.locator("#import-result")).to_have_text("0 memories imported.")
+    shot(other, "settings-imported")
 
 
 def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(browser: Browser, served: Served) -> None:

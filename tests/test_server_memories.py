@@ -171,3 +171,18 @@ def test_an_edit_to_empty_text_is_422_and_makes_no_version(served: Served) -> No
     rows = served.postgres_conn.execute(
         "select content, superseded_by from memory.memories where user_id = %s", [dora.id]).fetchall()
     assert rows == [("Keeps bees", None)]
+
+
+def test_an_import_takes_the_csv_download_and_refuses_what_is_not_an_export(served: Served) -> None:
+    ana, ben = served.person(), served.person()
+    _main_profile(ana)
+    ana.http.post("/api/memories", json={"content": "Keeps bees", "type": "fact"})
+    csv_text = ana.http.get("/api/memories/export", params={"format": "csv"}).text
+    put_back = ben.http.post("/api/memories/import", content=csv_text.encode(), headers={"Content-Type": "text/csv"})
+    assert put_back.status_code == 200 and put_back.json() == {"imported": 1}, put_back.text
+    assert [m["content"] for m in ben.http.get("/api/memories").json()] == ["Keeps bees"]
+    for body, kind in ((b"id,content\nnot-a-uuid,x\n", "text/csv"), (b"\xff\xfe", "text/csv"), (b"[1, 2]", "application/json"),
+                       (b"{not json", "application/json")):
+        refused = ben.http.post("/api/memories/import", content=body, headers={"Content-Type": kind})
+        assert refused.status_code == 422 and "not a supamem export" in refused.json()["detail"], refused.text
+    assert len(ben.http.get("/api/memories").json()) == 1, "a refused import changes nothing"

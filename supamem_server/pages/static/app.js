@@ -17,10 +17,12 @@ function showError(message) {
 }
 
 // A fetch with the token; a failed response is shown in the error box and thrown.
-async function send(method, path, body) {
+// A body is sent as JSON, or as it is under another `type` (a CSV file).
+async function send(method, path, body, type = "application/json") {
   const headers = { Authorization: `Bearer ${token()}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (body !== undefined) headers["Content-Type"] = type;
+  const payload = body === undefined || type !== "application/json" ? body : JSON.stringify(body);
+  const response = await fetch(path, { method, headers, body: payload });
   if (response.status === 401) {
     showError("Please sign in again: your session has ended.");
     throw new Error("unauthorized");
@@ -35,8 +37,8 @@ async function send(method, path, body) {
   return response;
 }
 
-async function api(method, path, body) {
-  const response = await send(method, path, body);
+async function api(method, path, body, bodyType) {
+  const response = await send(method, path, body, bodyType);
   showError("");
   if (response.status === 204) return null;
   const type = response.headers.get("content-type") || "";
@@ -522,6 +524,21 @@ async function download(format) {
   URL.revokeObjectURL(url);
 }
 
+// A JSON or CSV export put back (seed 004's re-import path); importing twice adds nothing.
+async function importFile(file) {
+  const text = await file.text();
+  let parsed;
+  if (text.trimStart().startsWith("{")) {
+    try { parsed = JSON.parse(text); } catch (_) { showError("Import failed: the file is not JSON"); return; }
+  }
+  const result = parsed
+    ? await api("POST", "/api/memories/import", parsed).catch(() => null)
+    : await api("POST", "/api/memories/import", text, "text/csv").catch(() => null);
+  if (!result) return;
+  document.getElementById("import-result").textContent = `${result.imported} memories imported.`;
+  await refresh();
+}
+
 async function settingsPage() {
   // The titles memories name as their source: of live and archived conversations alike.
   const [profiles, live, archived] = await Promise.all([
@@ -545,6 +562,11 @@ async function settingsPage() {
   });
   document.getElementById("export-json").addEventListener("click", () => download("json"));
   document.getElementById("export-csv").addEventListener("click", () => download("csv"));
+  document.getElementById("import-file").addEventListener("change", async (event) => {
+    const [file] = event.target.files;
+    event.target.value = "";
+    if (file) await importFile(file);
+  });
   document.getElementById("clear-all").addEventListener("click", async () => {
     if (!confirm("Clear all memories? You can undo each one for 30 days.")) return;
     await api("POST", "/api/memories/clear"); await refresh();
