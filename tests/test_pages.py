@@ -279,6 +279,7 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     expect(page.locator("#status-building")).to_have_text("building")
     expect(page.locator("#memory-list li")).to_have_count(3)
     shot(page, "settings")
+    expect(page.locator("#profile-filter-label")).to_be_hidden()  # one profile: nothing to filter by
 
     page.select_option("#type-filter", "goal")
     expect(page.locator("#memory-list li")).to_have_count(1)
@@ -330,6 +331,34 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     other.set_input_files("#import-file", str(csv_file))
     expect(other.locator("#import-result")).to_have_text("0 memories imported.")
     shot(other, "settings-imported")
+
+
+def test_settings_filter_by_profile_and_opt_in_to_long_term_storage(browser: Browser, served: Served) -> None:
+    """Seed 004: with two profiles, the list filters by profile (the filter shows only then); the
+    long-term opt-in is a toggle that the status line and the user's settings follow."""
+    erin = served.person()
+    main = with_main_profile(erin, ("Plays the cello", "pattern"))
+    work = erin.http.post("/api/profiles", json={"name": "Work"}).json()["id"]
+    assert erin.http.post("/api/memories", json={"content": "Leads the data team", "type": "fact",
+                                                 "profile_id": work}).status_code == 201
+    page = signed_in(browser, served, erin, "/settings/memory")
+    expect(page.locator("#profile-filter-label")).to_be_visible()
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    page.select_option("#profile-filter", work)
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#memory-list li")).to_have_count(1)
+    expect(page.locator("#memory-list li")).to_contain_text("Leads the data team")
+    page.select_option("#profile-filter", main)
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#memory-list li")).to_contain_text("Plays the cello")
+
+    expect(page.locator("#status-optin")).to_have_text("off")
+    page.click("#optin-toggle")
+    expect(page.locator("#status-optin")).to_have_text("on")
+    assert erin.http.get("/api/memories/overview").json()["long_term_opt_in"] is True
+    page.click("#optin-toggle")
+    expect(page.locator("#status-optin")).to_have_text("off")
+    assert erin.http.get("/api/memories/overview").json()["long_term_opt_in"] is False
 
 
 def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(browser: Browser, served: Served) -> None:
