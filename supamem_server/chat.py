@@ -54,6 +54,7 @@ from supamem.db import Transaction
 from supamem.errors import ConflictError, DatabaseUnavailableError, SupamemError
 from supamem.fallback import CLIENT_TURN_ID, check_buffered_text, log_degraded
 from supamem.models import Turn
+from supamem.short_term import CLARIFICATION_KEY
 
 from . import chat_outage
 from .chat_prompt import Offered, messages
@@ -174,6 +175,8 @@ class _Question:
                 with services.db.transaction(claims=self.verified) as tx:
                     stored = tx.call_one("add_turn", conversation_id=self.session, user_content=self.body.message,
                                          assistant_content=reply, used_memory_ids=used, metadata=metadata)
+                    if self.context.get("clarification") is not None:  # answered: asked once
+                        tx.call("short_term_delete", key=CLARIFICATION_KEY)
                 assert stored is not None
                 window.append(Turn(id=str(stored["user_message_id"]), session_id=str(self.session),
                                    user_id=str(self.user), turn_number=stored["turn_number"],
@@ -233,6 +236,8 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
             session, started = _session(tx, body.session, body.profile_id)
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
                                     query_embedding=vector, max_turns=services.history_turns)
+            # Seed 001: a clarification the app asked for (short-term memory) is what this message answers.
+            context["clarification"] = tx.call_value("short_term_get", key=CLARIFICATION_KEY)
     except DatabaseUnavailableError as exc:
         again = chat_outage.held(services, user, body.client_turn_id) if body.client_turn_id is not None else None
         if again is not None:

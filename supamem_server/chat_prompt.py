@@ -23,7 +23,8 @@ class Offered:
 
 def messages(context: dict[str, Any], chosen: list[Offered], body: ChatRequest) -> list[dict[str, str]]:
     """The system prompt: the app's context (seed 002), the memories, the conversation's summary, the
-    window of turns and the turn the question points at (seed 000: "User is referring to: ...")."""
+    window of turns, the clarification the message answers (seed 001's short-term memory) and the
+    turn the question points at (seed 000: "User is referring to: ...")."""
     system = SYSTEM_PROMPT
     if body.context:
         system += "\n\n## Context\n" + "".join(f"- {key}: {json.dumps(value)}\n" for key, value in body.context.items())
@@ -37,6 +38,10 @@ def messages(context: dict[str, Any], chosen: list[Offered], body: ChatRequest) 
     )
     if history:
         system += f"\n\n{history}"
+    clarification = context.get("clarification")
+    if clarification is not None:
+        system += ("\n\n## Pending clarification\nYou asked the user to clarify this; their message answers it:\n"
+                   + json.dumps(clarification))
     referenced = context.get("referenced_turn")
     if referenced:
         system += f"\n\nUser is referring to: {referenced['user_content']}"

@@ -70,6 +70,25 @@ def test_a_seed_001_client_sends_query_and_reads_message(served: Served) -> None
     assert carol.http.post("/chat", json={"user_id": str(carol.id)}).status_code == 422, "a question is required"
 
 
+def test_a_pending_clarification_reaches_the_prompt_and_is_answered_once(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 001: a clarification the app asked the user for (short-term memory) is what their next
+    message answers: the model is told, and once the turn is stored it is cleared."""
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        dana = served.person()
+        dana.http.get("/api/profiles")  # her first request makes her kit user
+        postgres_conn.execute("select memory.short_term_set('clarification', %s, p_user_id => %s)",
+                              [Jsonb({"question": "Which Porto do you mean?"}), dana.id])
+        llm_server.enqueue(chat_completion("Porto, Portugal it is."), chat_completion("You are welcome."))
+        assert dana.http.post("/chat", json={"message": "The one in Portugal"}).status_code == 200
+        system = llm_server.requests[-1].json["messages"][0]["content"]
+        assert "## Pending clarification" in system and "Which Porto do you mean?" in system
+        assert postgres_conn.execute("select memory.short_term_get('clarification', %s)", [dana.id]).fetchone() == (None,)
+        dana.http.post("/chat", json={"message": "Thanks"})
+        assert "Pending clarification" not in llm_server.requests[-1].json["messages"][0]["content"]
+
+
 def test_a_generic_chat_uses_no_memories(served: Served) -> None:
     bob = served.person()
     _profiled(bob)
