@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
@@ -133,6 +134,8 @@ class _Question:
     outage: bool = False
     #: The turn a request sent before with the same client_turn_id stored: the answer, again.
     replayed: ChatResponse | None = None
+    #: What reading the memories for the prompt took (the question's embedding and prompt_context).
+    injection_ms: float = 0.0
 
     @property
     def chosen(self) -> list[Offered]:
@@ -162,7 +165,7 @@ class _Question:
 
     def finish(self, reply: str, usage: Usage) -> ChatResponse:
         """Log the answer's figures and store its turn (or hold it through an outage)."""
-        _answered(self.user, self.session, usage, len(self.chosen), self.arm)
+        _answered(self.user, self.session, usage, len(self.chosen), self.arm, self.injection_ms)
         services, key = self.services, chat_outage.key(self.user, self.session)
         used = [UUID(str(m.id)) for m in self.chosen]
         metadata: dict[str, Any] = {"memory_arm": self.arm} if self.arm else {}
@@ -203,16 +206,17 @@ class _Question:
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 
 
-def _answered(user: UUID, session: UUID, usage: Usage, memories: int, arm: str | None) -> None:
+def _answered(user: UUID, session: UUID, usage: Usage, memories: int, arm: str | None, injection_ms: float) -> None:
     """Seed 004's prompt usage metrics: one INFO line per answer, its figures also as fields."""
     log.info(
-        "chat answered (user_id=%s, session_id=%s): memories in the prompt: %d; tokens: %d prompt, %d completion%s%s",
-        user, session, memories, usage.prompt_tokens, usage.completion_tokens,
+        "chat answered (user_id=%s, session_id=%s): memories in the prompt: %d (read in %.1f ms); tokens: %d prompt,"
+        " %d completion%s%s",
+        user, session, memories, injection_ms, usage.prompt_tokens, usage.completion_tokens,
         " (estimated)" if usage.estimated else "", f", arm {arm}" if arm else "",
         extra={"supamem_operation": "chat", "supamem_user_id": str(user), "supamem_session_id": str(session),
                "supamem_memories": memories, "supamem_prompt_tokens": usage.prompt_tokens,
                "supamem_completion_tokens": usage.completion_tokens, "supamem_tokens_estimated": usage.estimated,
-               "supamem_memory_arm": arm},
+               "supamem_memory_arm": arm, "supamem_injection_ms": round(injection_ms, 3)},
     )
 
 
@@ -225,6 +229,7 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
     check_buffered_text("message", body.message)
     try:
         chat_outage.write_back(services, user)
+        reading = time.perf_counter()
         vector = embedded(request, verified, body.message, "chat")
         with services.db.transaction(claims=verified) as tx:
             tx.call("register_user")
@@ -249,9 +254,10 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
         log_degraded(log, "chat", session, user, exc)
         return _Question(services, verified, user, body, session, False,
                          chat_outage.context(services, user, session, services.history_turns), [], None, outage=True)
+    injection_ms = (time.perf_counter() - reading) * 1000
     offered = [Offered(m) for m in context.get("memories") or []]
     arm = _arm(services.memory_holdout, session) if offered else None
-    return _Question(services, verified, user, body, session, started, context, offered, arm)
+    return _Question(services, verified, user, body, session, started, context, offered, arm, injection_ms=injection_ms)
 
 
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:

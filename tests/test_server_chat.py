@@ -307,6 +307,7 @@ def test_a_held_out_conversation_is_answered_without_its_memories_marked_logged_
         assert len(answered) == 1
         assert "memories in the prompt: 0" in answered[0].getMessage() and "arm holdout" in answered[0].getMessage()
         assert answered[0].supamem_prompt_tokens > 0 and answered[0].supamem_memory_arm == "holdout"
+        assert answered[0].supamem_injection_ms > 0 and "(read in " in answered[0].getMessage()
         metrics = ivan.http.get("/api/memories/metrics").json()
         assert [(m["answers"], m["answers_with_memories"], m["answers_held_out"], m["memories_added"]) for m in metrics] == [
             (1, 0, 1, 1)]
