@@ -26,8 +26,9 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   its own input still reaches the dead letters. Any answer ends the outage. The model and the
   embeddings server are two providers (`embed` jobs use the latter). The pause is kept in the
   database (`memory.provider_unavailable`, by provider and endpoint), and a worker that starts
-  takes it over (`memory.provider_outages`): a --once run from cron waits it out and then sends
-  the probe, instead of spending attempts to find the provider down again;
+  takes it over (`memory.provider_outages`) instead of spending attempts to find the provider
+  down again: a --once run from cron during the pause leaves the provider's jobs queued, and the
+  first run after it sends the probe;
 - a deferral by the database is not a failure either: `memory.job_input` puts an extraction
   past its user's rate limit back in the queue (attempt given back) and says so, and the job is
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
@@ -349,9 +350,13 @@ class Worker:
             for _ in self._threads:
                 self._queue.put(None)
             summary.finished = time.monotonic()
+            # Down: its jobs wait a pause out. One whose pause is over, with no job to send it, is
+            # not known to be down any more.
+            now = time.monotonic()
             with self._cond:
                 summary.unavailable = sorted(
-                    provider for provider, n in self._unanswered.items() if n >= self.unavailable_to_pause
+                    provider for provider, n in self._unanswered.items()
+                    if n >= self.unavailable_to_pause and self._paused_until.get(provider, now) > now
                 )
         log.info(
             "worker stopped",
@@ -371,6 +376,7 @@ class Worker:
             if self.max_jobs is not None:
                 free = min(free, self.max_jobs - claimed_total)
             claimed: list[ClaimedJob] = []
+            probed: list[ClaimedJob] = []
             kinds, probe, wake = self._claimable(once)
             with self._cond:
                 probing = any(r.probe for r in self._running.values())
@@ -378,7 +384,8 @@ class Worker:
                 try:
                     # The probe first: a busy queue of the other provider's jobs must not keep it waiting.
                     if probe:
-                        claimed += self._claim(probe, 1, probe=True)
+                        probed = self._claim(probe, 1, probe=True)
+                        claimed += probed
                     if kinds and len(claimed) < free:
                         claimed += self._claim(kinds, free - len(claimed))
                 except SupamemError as exc:
@@ -395,8 +402,8 @@ class Worker:
                     idle = min(idle * 2, self.idle_max)
                     continue
                 claimed_total += len(claimed)
-                if once and len(claimed) < free and not (probe or probing):
-                    # Drained: what was claimable at this moment is taken (once a probe is
+                if once and len(claimed) < free and not (probed or probing):
+                    # Drained: what was claimable at this moment is taken (once a probe sent is
                     # answered, its provider's jobs are claimable too).
                     claiming = False
                 if self.max_jobs is not None and claimed_total >= self.max_jobs:

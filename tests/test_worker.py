@@ -682,6 +682,23 @@ def test_a_provider_outage_pauses_its_jobs_instead_of_spending_their_attempts(
     assert kit.value("select count(*) from memory_private.provider_outages") == 0, "the outage is over for every worker"
 
 
+def test_a_once_run_after_a_pause_with_nothing_to_probe_exits(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """A pause that is over, and none of the model's jobs due: a --once run has no probe to send,
+    so it exits at once instead of waiting for a job to claim, and finds nothing down."""
+    _title_jobs(kit, 1)
+    kit.conn.execute("update memory_private.jobs set run_after = now() + interval '1 hour' where user_id = any(%s)",
+                     [kit.users])
+    kit.conn.execute("select memory.provider_unavailable('model', %s, interval '15 seconds', interval '0')",
+                     [fake_llm.base_url])
+    env = openai_env(database_url, fake_llm)
+    worker = WorkerProcess(tmp_path, env, "--once", "--kinds", "title", "--json", *kit.worker_args)
+    assert worker.wait(timeout=30) == 0
+    summary = json.loads(worker.stdout)
+    assert (summary["kinds"], summary["unavailable"], fake_llm.received) == ({}, [], 0)
+
+
 def _until_done(
     kit: JobKit, database_url: str, fake_llm: FakeLLM, jobs: int, concurrency: int, in_flight: int = 0
 ) -> list[dict[str, Any]]:
