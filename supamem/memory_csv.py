@@ -46,8 +46,8 @@ def _cell(value: Any) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def _uncell(text: str) -> str | None:
-    if text == "":
+def _uncell(text: str | None) -> str | None:
+    if not text:  # empty, or missing from a short row
         return None
     return text[1:] if text.startswith("'") else text
 

@@ -181,7 +181,8 @@ def test_an_import_takes_the_csv_download_and_refuses_what_is_not_an_export(serv
     put_back = ben.http.post("/api/memories/import", content=csv_text.encode(), headers={"Content-Type": "text/csv"})
     assert put_back.status_code == 200 and put_back.json() == {"imported": 1}, put_back.text
     assert [m["content"] for m in ben.http.get("/api/memories").json()] == ["Keeps bees"]
-    for body, kind in ((b"id,content\nnot-a-uuid,x\n", "text/csv"), (b"\xff\xfe", "text/csv"), (b"[1, 2]", "application/json"),
+    for body, kind in ((b"id,content\nnot-a-uuid,x\n", "text/csv"), (b"id,content\nabc\n", "text/csv"),
+                       (b"\xff\xfe", "text/csv"), (b"[1, 2]", "application/json"),
                        (b"{not json", "application/json")):
         refused = ben.http.post("/api/memories/import", content=body, headers={"Content-Type": kind})
         assert refused.status_code == 422 and "not a supamem export" in refused.json()["detail"], refused.text
