@@ -314,22 +314,32 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
     """A user whose first request comes during an outage keeps its turn, written back into the
     session they were given though they had no row yet (their next request registers them after
     the write-back); a session deleted before its held turns were written back stays deleted; a
-    session started with a profile is made with it (one not theirs is left out, the turns kept)."""
+    session started with a profile is made with it (one not theirs is left out, the turns kept); a
+    participant's refused delete of the host's session leaves their held turn to be written back."""
     request.addfinalizer(lambda: db_sh("start"))
     db = Database(outage_url, timeout=1.0, connect_timeout=1.0, retry_interval=0.2)
     model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
     with psycopg.connect(outage_url, autocommit=True) as conn:
         for served in serve(outage_url, conn, llm=model, db=db, write_back_interval=3600.0):
             newcomer, deleter, planner = served.person(), served.person(), served.person()
+            host, guest = served.person(), served.person()
             profile = planner.http.post("/api/profiles", json={"name": "Running", "primary": True}).json()["id"]
             foreign = deleter.http.post("/api/profiles", json={"name": "Theirs", "primary": True}).json()["id"]
+            guest.http.get("/api/profiles")  # their first request makes their kit user
+            llm_server.enqueue(chat_completion("Hello both."))
+            shared = host.http.post("/api/conversations", json={"title": "Trip", "mode": "together"}).json()["id"]
+            assert host.http.post("/chat", json={"message": "Let us plan", "conversation_id": shared}).status_code == 200
+            assert host.http.post(f"/api/conversations/{shared}/participants",
+                                  json={"user_id": str(guest.id)}).status_code == 201
             db_sh("stop")
             llm_server.enqueue(chat_completion("Welcome."), chat_completion("Gone soon."),
-                               chat_completion("Four runs."), chat_completion("Borrowed."))
+                               chat_completion("Four runs."), chat_completion("Borrowed."), chat_completion("Noted."))
             first = newcomer.http.post("/chat", json={"message": "Hello, first time"}).json()
             doomed = deleter.http.post("/chat", json={"message": "Delete this one"}).json()
             planned = planner.http.post("/chat", json={"message": "Plan my week", "profile_id": profile}).json()
             borrowed = planner.http.post("/chat", json={"message": "Use theirs", "profile_id": foreign}).json()
+            joined = guest.http.post("/chat", json={"message": "I am in", "conversation_id": shared}).json()
+            assert joined["degraded"] is True
             assert first["degraded"] is True and doomed["degraded"] is True and planned["degraded"] is True
             # An answer the database would refuse is refused now, as the live write refuses it, not held.
             llm_server.enqueue(chat_completion("x" * 100_001))
@@ -342,6 +352,8 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
             assert after.status_code == 200, after.text
             assert (after.json()["conversation_id"], after.json()["degraded"]) == (first["conversation_id"], False)
             assert deleter.http.delete(f"/api/conversations/{doomed['conversation_id']}").status_code == 204
+            # A participant may not delete the host's conversation: refused, their held turn stays.
+            assert guest.http.delete(f"/api/conversations/{shared}").status_code == 404
             assert deleter.http.post("/chat", json={"message": "Something else"}).status_code == 200
     # The app has stopped, writing back what it still held: not the deleted session.
     assert [(r[0], r[2]) for r in _messages(outage_url, first["conversation_id"])] == [
@@ -356,3 +368,4 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
             (planned["conversation_id"], "profile", profile), (borrowed["conversation_id"], "chat", None),
         }, "a session started during the outage keeps its profile; another user's profile is not taken"
     assert [r[2] for r in _messages(outage_url, borrowed["conversation_id"])] == ["Use theirs", "Borrowed."]
+    assert [r[2] for r in _messages(outage_url, shared)] == ["Let us plan", "Hello both.", "I am in", "Noted."]
