@@ -37,10 +37,11 @@ through an outage keeps the id, so its write-back stores it once too.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
@@ -48,7 +49,7 @@ from uuid import UUID, uuid4
 import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
-from starlette.types import Send
+from starlette.types import Receive, Scope, Send
 
 from jobs.llm import LLMError, Usage
 from supamem.db import Transaction
@@ -280,18 +281,26 @@ def _event(name: str, data: str) -> str:
 class _Answering(StreamingResponse):
     """The events of an answer being written, closed as soon as the response ends: when the client
     goes away, the response is cancelled, and the events' own cleanup (stop the model, store
-    nothing) runs then, in the thread pool, not whenever the generator is collected."""
+    nothing) runs then, in the thread pool, not whenever the generator is collected. Events never
+    started (the client gone before the first byte was sent) have no cleanup of their own to run:
+    `gone` is run for them."""
 
-    def __init__(self, events: Generator[str, None, None]) -> None:
+    def __init__(self, events: Generator[str, None, None], gone: Callable[[], None]) -> None:
         super().__init__(events, media_type="text/event-stream")
         self.events = events
+        self.gone = gone
 
-    async def stream_response(self, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            await super().stream_response(send)
+            await super().__call__(scope, receive, send)
         finally:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self.events.close)
+                await anyio.to_thread.run_sync(self._close)
+
+    def _close(self) -> None:
+        if inspect.getgeneratorstate(self.events) == inspect.GEN_CREATED:
+            self.gone()
+        self.events.close()
 
 
 def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> StreamingResponse:
@@ -311,6 +320,14 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
     except LLMError:
         question.abandon()
         raise
+
+    def gone() -> None:
+        # The client went away before the answer was whole: as when the model stops mid-stream,
+        # the model is stopped, nothing is stored and a session this request started goes.
+        pieces.close()
+        question.abandon()
+        log.info("the client went away mid-stream; nothing was stored (user_id=%s, session_id=%s)",
+                 question.user, question.session)
 
     def events() -> Generator[str, None, None]:
         text = [first]
@@ -338,16 +355,11 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
                 return
             yield _event("done", stored.model_dump_json())
         except GeneratorExit:
-            # The client went away before the answer was whole: as when the model stops mid-stream,
-            # the model is stopped, nothing is stored and a session this request started goes.
             if stored is None:
-                pieces.close()
-                question.abandon()
-                log.info("the client went away mid-stream; nothing was stored (user_id=%s, session_id=%s)",
-                         question.user, question.session)
+                gone()
             raise
 
-    return _Answering(events())
+    return _Answering(events(), gone)
 
 
 @router.post("/chat", response_model=ChatResponse, summary="Send a message; get the answer, its session and the memories used",

@@ -93,6 +93,7 @@ class Served:
     url: str
     jwks: JWKS
     postgres_conn: psycopg.Connection
+    app: Any  # the ASGI app uvicorn serves, for a test that plays the ASGI server itself
     people: list[Person] = field(default_factory=list)
 
     def person(self, *, rsa_signed: bool = False) -> Person:
@@ -147,7 +148,7 @@ def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: Embedd
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    served = Served(f"http://127.0.0.1:{port}", jwks, postgres_conn)
+    served = Served(f"http://127.0.0.1:{port}", jwks, postgres_conn, app)
     try:
         yield served
     finally:

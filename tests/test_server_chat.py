@@ -8,6 +8,7 @@ import logging
 import threading
 from typing import Any
 
+import anyio
 import httpx
 import psycopg
 import pytest
@@ -388,6 +389,37 @@ def test_a_client_gone_mid_stream_stores_nothing_and_leaves_no_session(
     finally:
         chat_log.removeHandler(watcher)
         chat_log.setLevel(logging.NOTSET)
+
+
+def test_a_client_gone_before_the_answer_is_sent_leaves_no_session(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """A client gone while the model wrote its first piece: the server reports the disconnect
+    before a byte of the response is sent, so the events are never run; the session the request
+    started is deleted all the same, and nothing is stored. The test plays the ASGI server."""
+    llm_server.enqueue(Scripted(200, chunks=sse_chunks("Never", " sent.")))
+    for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
+        alice = served.person()
+        incoming = [{"type": "http.request", "body": json.dumps({"message": "Tell me"}).encode(), "more_body": False},
+                    {"type": "http.disconnect"}]
+
+        async def receive(incoming: list[dict[str, Any]] = incoming) -> dict[str, Any]:
+            return incoming.pop(0)
+
+        async def send(_message: dict[str, Any]) -> None:
+            await anyio.sleep_forever()  # the client is gone: nothing is written
+
+        scope = {
+            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+            "method": "POST", "scheme": "http", "path": "/chat", "raw_path": b"/chat", "root_path": "",
+            "query_string": b"stream=true", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 80),
+            "headers": [(b"authorization", f"Bearer {alice.token}".encode()), (b"content-type", b"application/json")],
+        }
+        anyio.run(served.app, scope, receive, send)
+        assert not incoming, "the app read the request and saw the client go"
+        (left,) = postgres_conn.execute("select count(*) from memory.conversations where user_id = %s",
+                                        [alice.id]).fetchone()
+        assert left == 0, "the session the request started is gone, and no turn was stored"
 
 
 def test_a_stream_cut_off_ends_with_an_error_event_and_stores_nothing(
