@@ -56,10 +56,15 @@ select results_eq(
     'the profile that talked in April only is not queued; Kiritimati''s Monday is March''s'
 );
 select is(memory.backfill_month_for_all(2015, 3), 0, 'a second call queues nothing again');
+-- The March profile talks now too: the month of this week is not over, so it is left alone.
+insert into memory.conversation_summaries (conversation_id, user_id, profile_id, from_turn, to_turn, summary)
+select c.id, c.user_id, c.profile_id, 3, 4, 'Talked again' from memory.conversations as c
+where c.profile_id = tests.recall('march')::uuid;
 select is(
     memory.backfill_month_for_all(
-        extract(year from now() + interval '1 month')::integer, extract(month from now() + interval '1 month')::integer
-    ), 0, 'a month still to come queues nothing (no profile is over it)'
+        extract(year from memory_private.local_week_start(now(), 'UTC') + 3)::integer,
+        extract(month from memory_private.local_week_start(now(), 'UTC') + 3)::integer
+    ), 0, 'a month still going on queues nothing, though a profile talked in it'
 );
 select tests.clear_authentication();
 select is(
