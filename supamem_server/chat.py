@@ -49,6 +49,7 @@ from uuid import UUID, uuid4
 import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
+from psycopg.types.json import Jsonb
 from starlette.types import Receive, Scope, Send
 
 from jobs.llm import LLMError, Usage
@@ -179,8 +180,8 @@ class _Question:
                 with services.db.transaction(claims=self.verified) as tx:
                     stored = tx.call_one("add_turn", conversation_id=self.session, user_content=self.body.message,
                                          assistant_content=reply, used_memory_ids=used, metadata=metadata)
-                    if self.context.get("clarification") is not None:  # answered: asked once
-                        tx.call("short_term_delete", key=CLARIFICATION_KEY)
+                    if self.context.get("clarification") is not None:  # answered: asked once (not one asked since)
+                        tx.call("short_term_delete", key=CLARIFICATION_KEY, value=Jsonb(self.context["clarification"]))
                 assert stored is not None
                 window.append(Turn(id=str(stored["user_message_id"]), session_id=str(self.session),
                                    user_id=str(self.user), turn_number=stored["turn_number"],

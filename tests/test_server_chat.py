@@ -89,6 +89,19 @@ def test_a_pending_clarification_reaches_the_prompt_and_is_answered_once(
         dana.http.post("/chat", json={"message": "Thanks"})
         assert "Pending clarification" not in llm_server.requests[-1].json["messages"][0]["content"]
 
+        # The app asks another question while the model answers the first: that one stays pending.
+        def ask_again(user: Any = dana.id) -> None:
+            postgres_conn.execute("select memory.short_term_set('clarification', %s, p_user_id => %s)",
+                                  [Jsonb({"question": "Which day?"}), user])
+
+        postgres_conn.execute("select memory.short_term_set('clarification', %s, p_user_id => %s)",
+                              [Jsonb({"question": "Which month?"}), dana.id])
+        llm_server.enqueue(Scripted(200, chunks=sse_chunks("June", " then."), between=ask_again))
+        events = _stream_chat(dana, {"message": "June"})
+        assert [kind for kind, _ in events][-1] == "done"
+        (pending,) = postgres_conn.execute("select memory.short_term_get('clarification', %s)", [dana.id]).fetchone()
+        assert pending == {"question": "Which day?"}, "only the clarification the turn answered is cleared"
+
 
 def test_a_generic_chat_uses_no_memories(served: Served) -> None:
     bob = served.person()

@@ -125,17 +125,20 @@ $$;
 revoke all on function memory.short_term_get(text, uuid) from public, anon, authenticated, service_role;
 grant execute on function memory.short_term_get(text, uuid) to authenticated, service_role;
 
-create function memory.short_term_delete(p_key text, p_user_id uuid default null)
+-- Why: with p_value, the state goes only while it still holds that value: a chat that read a
+-- clarification and answered it must not clear another one set meanwhile.
+create function memory.short_term_delete(p_key text, p_user_id uuid default null, p_value jsonb default null)
 returns boolean
 language plpgsql
 set search_path = ''
 as $$
 begin
     delete from memory.short_term_state as s
-    where s.user_id = memory_private.acting_user(p_user_id) and s.key = p_key;
+    where s.user_id = memory_private.acting_user(p_user_id) and s.key = p_key
+        and (p_value is null or s.value = p_value);
     return found;
 end
 $$;
 
-revoke all on function memory.short_term_delete(text, uuid) from public, anon, authenticated, service_role;
-grant execute on function memory.short_term_delete(text, uuid) to authenticated, service_role;
+revoke all on function memory.short_term_delete(text, uuid, jsonb) from public, anon, authenticated, service_role;
+grant execute on function memory.short_term_delete(text, uuid, jsonb) to authenticated, service_role;

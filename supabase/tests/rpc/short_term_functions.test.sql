@@ -4,7 +4,7 @@
 -- starts it afresh. Reading is activity: the user's own read (or service_role's for them) moves the
 -- expiry forward by the value's lifetime; an admin's read moves nothing. Same identities as every RPC.
 begin;
-select plan(29);
+select plan(32);
 
 select tests.create_cast('rpc-short-term');
 
@@ -48,6 +48,10 @@ select lives_ok(
 select is(memory.short_term_get('clarification') ->> 'question', 'again', 'the key set again after expiry is live');
 
 -- Delete says whether there was something to delete.
+select memory.short_term_set('draft', '"hello"');
+select is(memory.short_term_delete('draft', null, '"bye"'), false, 'with a value, state holding another is kept');
+select is(memory.short_term_get('draft'), '"hello"'::jsonb, 'the state set meanwhile is still there');
+select is(memory.short_term_delete('draft', null, '"hello"'), true, 'with its value, the state goes');
 select memory.short_term_set('draft', '"hello"');
 select is(memory.short_term_delete('draft'), true, 'short_term_delete of a present key is true');
 select is(memory.short_term_delete('draft'), false, 'short_term_delete of a missing key is false');
