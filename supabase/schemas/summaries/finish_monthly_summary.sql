@@ -2,7 +2,8 @@
 -- written under the job's lease and completed in the same transaction; regenerating replaces it.
 -- Counts (conversations, weeks used) come from the data, not from the model. A month job told to
 -- run again (a week written while it ran) is queued again once it is done. A month written again
--- drops the year-over-year comparisons made from it (with the year before and the year after).
+-- drops the year-over-year comparisons made from it (with the year before and the year after), and
+-- tells a comparison job running from it to run again.
 create function memory.finish_monthly_summary(
     p_job_id bigint,
     p_worker text,
@@ -38,10 +39,16 @@ begin
         conversation_count = excluded.conversation_count, weekly_summaries_used = excluded.weekly_summaries_used,
         created_at = now()
     returning id into v_id;
-    -- The comparisons composed from the month as it was are out of date: the next view composes them again.
+    -- The comparisons composed from the month as it was are out of date: the next view composes them
+    -- again, and one being composed now runs again.
     delete from memory.yearly_comparisons as y
     where y.profile_id = v_profile.id and y.month = extract(month from v_month)
         and y.year in (extract(year from v_month), extract(year from v_month) + 1);
+    perform memory_private.run_again(
+        'compare_year',
+        format('compare:%s:%s-%s', v_profile.id, extract(year from v_month) + y, extract(month from v_month))
+    )
+    from generate_series(0, 1) as y;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('monthly_summary_id', v_id), p_usage);
     perform memory_private.ran_again(v_job);
     return v_id;

@@ -1,6 +1,7 @@
 -- Why: seed 004's compare-yearly-patterns result: the model's comparison of a month with the same
 -- month a year earlier, written under the job's lease and completed in the same transaction;
--- regenerating replaces it.
+-- regenerating replaces it. A job told to run again (a month of it written while it ran) is queued
+-- again once it is done.
 create function memory.finish_year_comparison(
     p_job_id bigint, p_worker text, p_comparison text, p_usage jsonb default null
 )
@@ -22,6 +23,7 @@ begin
     on conflict (user_id, profile_id, year, month) do update set comparison = excluded.comparison, created_at = now()
     returning id into v_id;
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('yearly_comparison_id', v_id), p_usage);
+    perform memory_private.ran_again(v_job);
     return v_id;
 end
 $$;

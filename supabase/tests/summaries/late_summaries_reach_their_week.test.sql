@@ -2,9 +2,10 @@
 -- or regenerated) queues the week again, and a week written after its month was summarised queues
 -- the month again; a week or month job running meanwhile, which read its input before, runs again
 -- once it is done: a late summary reaches its week and month instead of being left out for good,
--- and a month written again drops the year-over-year comparisons made from it.
+-- and a month written again drops the year-over-year comparisons made from it (one being made
+-- then runs again).
 begin;
-select plan(10);
+select plan(13);
 
 select tests.create_cast('summaries-late');
 with p as (
@@ -105,15 +106,38 @@ select is(
 insert into memory.yearly_comparisons (user_id, profile_id, year, month, comparison)
 select tests.recall('owner')::uuid, tests.recall('profile')::uuid, y, m, format('%s-%s as it was', y, m)
 from (values (2026, 3), (2027, 3), (2026, 4), (2025, 3)) as c (y, m);
+-- And one with March 2027 being made now, from March as it was.
+select tests.clear_authentication();
+select tests.remember('cmp', memory_private.enqueue(
+    'compare_year', jsonb_build_object('profile_id', tests.recall('profile'), 'year', 2027, 'month', 3),
+    'compare:' || tests.recall('profile') || ':2027-3', tests.recall('owner')::uuid));
+update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes',
+    started_at = now()
+where id = tests.recall('cmp')::bigint;
+select tests.authenticate_as_service_role();
 select memory.finish_monthly_summary(
     (select id from memory_private.jobs where kind = 'summarize_month' and dedup_key = 'month:' || tests.recall('profile') || ':2026-03'),
     'late-worker', 'March', 'Thinking', '{}'
 );
+select is(
+    (select payload -> 'again' from memory_private.jobs where id = tests.recall('cmp')::bigint), 'true'::jsonb,
+    'a comparison job running when a month of it is written is told to run again'
+);
+select memory.finish_year_comparison(tests.recall('cmp')::bigint, 'late-worker', 'From March as it was');
+select results_eq(
+    $$select status, payload from memory_private.jobs where id = tests.recall('cmp')::bigint$$,
+    $$values ('queued', jsonb_build_object('profile_id', tests.recall('profile'), 'year', 2027, 'month', 3))$$,
+    'and is queued again once it is done, without the flag'
+);
+select is(
+    (select count(*)::int from memory_private.jobs where kind = 'compare_year' and user_id = tests.recall('owner')::uuid
+    and payload -> 'again' is not null), 0, 'no other comparison was told to run again'
+);
 select results_eq(
     $$select year::int, month::int from memory.yearly_comparisons where profile_id = tests.recall('profile')::uuid
     order by 1, 2$$,
-    $$values (2025, 3), (2026, 4)$$,
-    'the comparisons made from the month written again are gone (the next view makes them again); others stay'
+    $$values (2025, 3), (2026, 4), (2027, 3)$$,
+    'the comparisons made from the month written again are gone (made again: on the next view, or by the job run again)'
 );
 select results_eq(
     $$select status, payload from memory_private.jobs
