@@ -290,6 +290,8 @@ class Worker:
         # Each provider's jobs left unanswered since it last answered, the length of its pause, and
         # when the pause ends (time.monotonic()).
         self._unanswered: Counter[str] = Counter()
+        # Providers whose pause was over with none of their jobs due to send as a probe.
+        self._nothing_to_probe: set[str] = set()
         self._pause_length: dict[str, float] = {}
         self._paused_until: dict[str, float] = {}
 
@@ -350,13 +352,12 @@ class Worker:
             for _ in self._threads:
                 self._queue.put(None)
             summary.finished = time.monotonic()
-            # Down: its jobs wait a pause out. One whose pause is over, with no job to send it, is
+            # Down, unless its pause was over and none of its jobs was due to send it: then it is
             # not known to be down any more.
-            now = time.monotonic()
             with self._cond:
                 summary.unavailable = sorted(
                     provider for provider, n in self._unanswered.items()
-                    if n >= self.unavailable_to_pause and self._paused_until.get(provider, now) > now
+                    if n >= self.unavailable_to_pause and provider not in self._nothing_to_probe
                 )
         log.info(
             "worker stopped",
@@ -386,6 +387,11 @@ class Worker:
                     if probe:
                         probed = self._claim(probe, 1, probe=True)
                         claimed += probed
+                        with self._cond:
+                            if probed:
+                                self._nothing_to_probe.difference_update(_provider(kind) for kind in probe)
+                            else:
+                                self._nothing_to_probe.update(_provider(kind) for kind in probe)
                     if kinds and len(claimed) < free:
                         claimed += self._claim(kinds, free - len(claimed))
                 except SupamemError as exc:
@@ -642,6 +648,7 @@ class Worker:
         first, longest = self.outage_pause
         with self._cond:
             self._unanswered[provider] += 1
+            self._nothing_to_probe.discard(provider)
             if self._unanswered[provider] < self.unavailable_to_pause:
                 return None
             now = time.monotonic()

@@ -325,8 +325,10 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
     def gone() -> None:
         # The client went away before the answer was whole: as when the model stops mid-stream,
         # the model is stopped, nothing is stored and a session this request started goes.
-        pieces.close()
-        question.abandon()
+        try:
+            pieces.close()
+        finally:
+            question.abandon()
         log.info("the client went away mid-stream; nothing was stored (user_id=%s, session_id=%s)",
                  question.user, question.session)
 
