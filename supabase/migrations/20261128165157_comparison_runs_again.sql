@@ -38,15 +38,16 @@ begin
         created_at = now()
     returning id into v_id;
     -- The comparisons composed from the month as it was are out of date: the next view composes them
-    -- again, and one being composed now runs again.
-    delete from memory.yearly_comparisons as y
-    where y.profile_id = v_profile.id and y.month = extract(month from v_month)
-        and y.year in (extract(year from v_month), extract(year from v_month) + 1);
+    -- again, and one being composed now runs again. The job is told first: its row lock waits for a
+    -- finish in flight, whose comparison the delete then sees.
     perform memory_private.run_again(
         'compare_year',
         format('compare:%s:%s-%s', v_profile.id, extract(year from v_month) + y, extract(month from v_month))
     )
     from generate_series(0, 1) as y;
+    delete from memory.yearly_comparisons as y
+    where y.profile_id = v_profile.id and y.month = extract(month from v_month)
+        and y.year in (extract(year from v_month), extract(year from v_month) + 1);
     perform memory.complete_job(p_job_id, p_worker, jsonb_build_object('monthly_summary_id', v_id), p_usage);
     perform memory_private.ran_again(v_job);
     return v_id;
