@@ -367,6 +367,17 @@ class MemoryService(Acting):
             tx.call("restore_memory", memory_id=memory_id, user_id=owner.id)
             return self._memory(tx, memory_id)
 
+    def undo_save(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> Memory:
+        """Seed 004's "Undo" on "This was saved" (memory.undo_memory): a new version gives way to the
+        version it replaced, which is returned active again; a memory that replaced none is deleted
+        and returned. NotFoundError when the memory is not the user's or is already deleted.
+        """
+        owner = self._owner(user_id, tenant_id)
+        with self._transaction(owner) as tx:
+            standing = tx.call_one("undo_memory", memory_id=memory_id, user_id=owner.id)
+            assert standing is not None
+            return self._memory(tx, standing["id"])
+
     def unarchive_memory(self, memory_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> Memory:
         """Bring an archived memory back (memory.unarchive_memory); returns it as it now stands.
 

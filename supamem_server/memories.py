@@ -99,6 +99,12 @@ def restore_memory(tx: Tx, memory_id: UUID) -> Memory:
     return Memory.model_validate(tx.call_one("restore_memory", memory_id=memory_id))
 
 
+@router.post("/memories/{memory_id}/undo", response_model=Memory,
+             summary="Undo a memory just saved: an update gives way to the version it replaced")
+def undo_memory(tx: Tx, memory_id: UUID) -> Memory:
+    return Memory.model_validate(tx.call_one("undo_memory", memory_id=memory_id))
+
+
 @router.post("/memories/{memory_id}/unarchive", response_model=Memory,
              summary="Bring an archived memory back into the live set (and into prompts)")
 def unarchive_memory(tx: Tx, memory_id: UUID) -> Memory:

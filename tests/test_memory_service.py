@@ -270,6 +270,20 @@ def test_update_memory_supersedes(service, new_user, postgres_conn, auth):
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
+def test_undo_save_puts_back_the_version_an_update_replaced(service, new_user, auth):
+    user, stranger = new_user(auth=auth), new_user(auth=auth)
+    old = remember(service, user, "Lives in Porto", "fact")
+    new = service.update_memory(old.id, user.key, {"content": "Lives in Berlin"})
+    with pytest.raises(NotFoundError):
+        service.undo_save(new.id, stranger.key)
+    standing = service.undo_save(new.id, user.key)
+    assert (standing.id, standing.content, standing.active) == (old.id, "Lives in Porto", True)
+    fresh = remember(service, user, "Keeps bees", "fact")
+    gone = service.undo_save(fresh.id, user.key)
+    assert (gone.id, gone.deleted_at is not None) == (fresh.id, True)
+
+
+@pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
 def test_delete_and_undo(service, new_user, postgres_conn, auth):
     user = new_user(auth=auth)
     memory = remember(service, user, "Allergic to peanuts", "fact", pinned=True)

@@ -42,6 +42,17 @@ def test_memories_are_created_listed_searched_updated_deleted_and_restored(serve
     restored = alice.http.post(f"/api/memories/{revised['id']}/restore").json()
     assert restored["deleted_at"] is None
 
+    # Undo (the "This was saved" toast): an update gives way to the version it replaced.
+    moved = alice.http.put(f"/api/memories/{revised['id']}", json={"content": "Wants to run an ultra"}).json()
+    standing = alice.http.post(f"/api/memories/{moved['id']}/undo")
+    assert standing.status_code == 200 and standing.json()["id"] == revised["id"], standing.text
+    assert standing.json()["active"] is True
+    goals = [m["content"] for m in alice.http.get("/api/memories", params={"type": "goal"}).json()]
+    assert goals == ["Wants to run two marathons"]
+    tea = [m for m in alice.http.get("/api/memories").json() if m["type"] == "preference"][0]
+    undone = alice.http.post(f"/api/memories/{tea['id']}/undo").json()
+    assert undone["id"] == tea["id"] and undone["deleted_at"] is not None, "a memory that replaced none is removed"
+
 
 def test_controls_overview_clear_all_and_export(served: Served) -> None:
     bob = served.person()
@@ -97,6 +108,7 @@ def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None
         stranger.http.put(f"/api/memories/{memory_id}", json={"pinned": True}),
         stranger.http.delete(f"/api/memories/{memory_id}"),
         stranger.http.post(f"/api/memories/{memory_id}/restore"),
+        stranger.http.post(f"/api/memories/{memory_id}/undo"),
     ):
         assert response.status_code == 404, response.text
         assert response.json() == {"detail": "not found"}

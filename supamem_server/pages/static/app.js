@@ -273,8 +273,9 @@ async function onMemoryEvent(event) {
   const memory = await api("GET", `/api/memories/${event.memory_id}`);
   if (memory.source_conversation_id !== chat.session) return;
   showToast(`This was saved: “${memory.content}”`, async () => {
-    await api("DELETE", `/api/memories/${memory.id}`);
-    showToast("Removed from your memory.", null);
+    // An update gives way to the version it replaced; a new memory is removed.
+    const standing = await api("POST", `/api/memories/${memory.id}/undo`);
+    showToast(standing.id === memory.id ? "Removed from your memory." : `Kept as it was: “${standing.content}”`, null);
   });
 }
 
