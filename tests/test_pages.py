@@ -320,6 +320,14 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     expect(page.locator("#memory-list li")).to_have_count(0)
     expect(page.locator("#memory-empty")).to_be_visible()
     assert carol.http.get("/api/memories/overview").json()["live"] == 0
+    # Cleared is undoable: the deleted ones are listed, and one restored is live again.
+    page.select_option("#status-filter", "deleted")
+    expect(page.locator("#memory-list li")).to_have_count(3)
+    page.click("#memory-list li:has-text('Lives in Porto') button.restore")
+    expect(page.locator("#count-live")).to_have_text("1")
+    expect(page.locator("#memory-list li")).to_have_count(2)
+    assert [m["content"] for m in carol.http.get("/api/memories").json()] == ["Lives in Porto"]
+    page.select_option("#status-filter", "active")
 
     # The CSV download put back by its file, here into another account (seed 004's re-import);
     # twice adds nothing.

@@ -417,6 +417,12 @@ function memoryItem(memory) {
   } }, "Edit");
   const remove = el("button", { type: "button", class: "delete", "aria-label": `Delete “${memory.content}”`,
     onclick: async () => { await api("DELETE", `/api/memories/${memory.id}`); await refresh(); } }, "Delete");
+  if (memory.deleted_at) {
+    const restore = el("button", { type: "button", class: "restore", "aria-label": `Restore “${memory.content}”`,
+      onclick: async () => { await api("POST", `/api/memories/${memory.id}/restore`); await refresh(); } }, "Restore");
+    item.append(restore);
+    return item;
+  }
   if (memory.archived) {
     const unarchive = el("button", { type: "button", class: "unarchive",
       onclick: async () => { await api("POST", `/api/memories/${memory.id}/unarchive`); await refresh(); } }, "Unarchive");
