@@ -89,10 +89,13 @@ class NewConversation(BaseModel):
 
 class ConversationChanges(BaseModel):
     """PUT /api/conversations/{id}: seed 002's title and archive, and seed 004's profile and
-    "Remember in this chat" toggle. Fields left out are unchanged."""
+    "Remember in this chat" toggle. Fields left out are unchanged; seed 002's column name
+    `is_archived` is taken too, and any other field is refused (422) rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
     title: str | None = None
-    archived: bool | None = None
+    archived: bool | None = Field(None, validation_alias=AliasChoices("archived", "is_archived"))
     remember: bool | None = None
     profile_id: UUID | None = None
 
@@ -108,13 +111,16 @@ class NewMemory(BaseModel):
 
 class MemoryChanges(BaseModel):
     """PUT /api/memories/{id}: new content (or type, category, confidence) supersedes the memory
-    with a new version; `pinned` pins or unpins it in place."""
+    with a new version; `pinned` pins or unpins it in place. Seed 002's column names `is_pinned`
+    and `memory_type` are taken too, and any other field is refused (422) rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
     content: str | None = None
-    type: MemoryType | None = None
+    type: MemoryType | None = Field(None, validation_alias=AliasChoices("type", "memory_type"))
     category: str | None = None
     confidence: float | None = Field(None, ge=0, le=1)
-    pinned: bool | None = None
+    pinned: bool | None = Field(None, validation_alias=AliasChoices("pinned", "is_pinned"))
 
 
 class MemoryWritten(BaseModel):

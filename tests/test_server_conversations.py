@@ -99,8 +99,12 @@ def test_bad_bodies_are_422_and_change_nothing(served: Served) -> None:
     assert dana.http.post("/api/conversations", json={"mode": "bogus"}).status_code == 422
     assert dana.http.get("/api/conversations", params={"limit": 0}).status_code == 422
     assert dana.http.get("/api/conversations/not-a-uuid").status_code == 422
+    unknown = dana.http.put(f"/api/conversations/{conversation}", json={"title": "Gone", "archive": True})
+    assert unknown.status_code == 422, "a field the route does not know is refused, not ignored"
     assert dana.http.get(f"/api/conversations/{conversation}").json()["title"] == "Kept"
     assert _count(served, "select count(*) from memory.conversations where user_id = %s", dana.id) == 1
+    # Seed 002's column name is taken as well.
+    assert dana.http.put(f"/api/conversations/{conversation}", json={"is_archived": True}).json()["archived"] is True
 
 
 def test_a_conversation_names_the_memories_its_answers_used(served: Served) -> None:

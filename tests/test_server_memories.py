@@ -130,6 +130,15 @@ def test_bad_memory_bodies_are_422_and_change_nothing(served: Served) -> None:
     assert carol.http.post("/api/memories", json={"content": "ok", "type": "fact", "confidence": 7}).status_code == 422
     assert carol.http.get("/api/memories", params={"status": "everything"}).status_code == 422
     assert carol.http.get("/api/memories/overview").json()["live"] == 0
+    kept = carol.http.post("/api/memories", json={"content": "Kept as is", "type": "fact"}).json()["memory"]["id"]
+    unknown = carol.http.put(f"/api/memories/{kept}", json={"content": "Changed", "pin": True})
+    assert unknown.status_code == 422, "a field the route does not know is refused, not ignored"
+    assert [m["content"] for m in carol.http.get("/api/memories").json()] == ["Kept as is"]
+    # Seed 002's column names are taken as well.
+    pinned = carol.http.put(f"/api/memories/{kept}", json={"is_pinned": True}).json()
+    assert (pinned["id"], pinned["pinned"]) == (kept, True)
+    typed = carol.http.put(f"/api/memories/{kept}", json={"memory_type": "goal"}).json()
+    assert (typed["type"], typed["content"]) == ("goal", "Kept as is")
 
 
 def test_extract_queues_the_conversations_turns(served: Served) -> None:
