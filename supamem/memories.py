@@ -542,6 +542,19 @@ class MemoryService(Acting):
                 )
         return rows[0]["id"]
 
+    def set_primary_profile(self, profile_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> UUID:
+        """Make one of the user's profiles the primary one (memory.set_primary_profile), in one step;
+        memories made before keep their profile. NotFoundError when the profile is not the user's."""
+        owner = self._owner(user_id, tenant_id)
+        with self._transaction(owner) as tx:
+            rows = tx.execute(
+                "select (memory.set_primary_profile(p.id)).id from memory.profiles as p where p.id = %s and p.user_id = %s",
+                [profile_id, owner.id],
+            )
+        if not rows:
+            raise NotFoundError("profile not found", sqlstate="P0002")
+        return rows[0]["id"]
+
     # -- portability and erasure ------------------------------------------------------------
 
     def export(self, user_id: str | UUID, *, tenant_id: TenantKey = None) -> dict[str, Any]:

@@ -3,6 +3,8 @@ made only in conversations where the primary profile is selected."""
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from fastapi import APIRouter
 from psycopg.types.json import Jsonb
 
@@ -28,3 +30,9 @@ def create_profile(tx: Tx, user: UserId, body: NewProfile) -> Profile:
     if body.primary:
         row = tx.call_one("set_primary_profile", profile_id=row["id"])
     return Profile.model_validate(row)
+
+
+@router.post("/{profile_id}/primary", response_model=Profile,
+             summary="Make a profile the main one (memories made before keep their profile)")
+def make_primary(tx: Tx, profile_id: UUID) -> Profile:
+    return Profile.model_validate(tx.call_one("set_primary_profile", profile_id=profile_id))  # P0002: not theirs

@@ -270,6 +270,22 @@ def test_update_memory_supersedes(service, new_user, postgres_conn, auth):
 
 
 @pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
+def test_set_primary_profile_moves_the_main_profile(service, new_user, postgres_conn, auth):
+    user, stranger = new_user(auth=auth), new_user(auth=auth)
+    before = remember(service, user, "Grows tomatoes", "fact")
+    (work,) = postgres_conn.execute(
+        "insert into memory.profiles (user_id, name) values (%s, 'Work') returning id", [user.id]).fetchone()
+    with pytest.raises(NotFoundError):
+        service.set_primary_profile(work, stranger.key)
+    assert service.set_primary_profile(work, user.key) == work
+    primaries = postgres_conn.execute(
+        "select id from memory.profiles where user_id = %s and is_primary", [user.id]).fetchall()
+    assert primaries == [(work,)]
+    assert remember(service, user, "Leads the data team", "fact").profile_id == work
+    assert service.get_memory(before.id, user.key).profile_id == user.profile
+
+
+@pytest.mark.parametrize("auth", [False, True], ids=["external-id", "auth-user"])
 def test_undo_save_puts_back_the_version_an_update_replaced(service, new_user, auth):
     user, stranger = new_user(auth=auth), new_user(auth=auth)
     old = remember(service, user, "Lives in Porto", "fact")

@@ -111,7 +111,7 @@ def test_every_route_refuses_a_missing_or_forged_token(served: Served) -> None:
     forged = "Bearer " + hs256(claims_for(uuid.uuid4()), "another-secret-of-thirty-two-bytes!!")
     some_id = "00000000-0000-4000-8000-000000000000"
     for method, path in operations:
-        url = path.replace("{conversation_id}", some_id).replace("{memory_id}", some_id)
+        url = path.replace("{conversation_id}", some_id).replace("{memory_id}", some_id).replace("{profile_id}", some_id)
         for header in ({}, {"Authorization": forged}):
             with served.anonymous(**header) as client:
                 response = client.request(method, url, json={}, params={"profile_id": some_id, "year": 2026, "month": 1})
