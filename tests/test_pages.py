@@ -107,6 +107,21 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
     expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
 
 
+def test_the_onboarding_notice_comes_when_a_generic_chat_turns_to_the_main_profile(browser: Browser, served: Served) -> None:
+    """Seed 004's modal on the first profile-based chat, also when the chat became one after it began."""
+    fay = served.person()
+    main = with_main_profile(fay)
+    generic = fay.http.post("/api/conversations", json={"mode": "chat"}).json()["id"]
+    page = signed_in(browser, served, fay, f"/chat?c={generic}")
+    expect(page.locator("#profile-select")).to_have_value("")
+    expect(page.locator("#onboarding")).to_be_hidden()
+    page.select_option("#profile-select", main)
+    expect(page.locator("#onboarding")).to_contain_text("When you talk from your Main Profile")
+    page.click("#onboarding-ok")
+    expect(page.locator("#onboarding")).to_be_hidden()
+    assert fay.http.get(f"/api/conversations/{generic}").json()["profile_id"] == main
+
+
 def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_deletes_conversations(
     browser: Browser, served: Served
 ) -> None:

@@ -217,6 +217,7 @@ async function openConversation(id) {
     addMessage(message.role, message.content, message.used_memory_ids.map((id) => used.get(id)).filter(Boolean));
   }
   await loadConversations();
+  onboard(chatProfileId());
 }
 
 async function startSession(profileId) {
@@ -225,6 +226,11 @@ async function startSession(profileId) {
   showConversation(await api("POST", "/api/conversations", body));
   document.getElementById("messages").replaceChildren();
   await loadConversations();
+  onboard(profileId);
+}
+
+// Seed 004: the notice comes with the first chat from the Main Profile, however it got there.
+function onboard(profileId) {
   const primary = primaryProfile();
   if (primary && profileId === primary.id && !localStorage.getItem("supamem.onboarded")) {
     document.getElementById("onboarding").hidden = false;
@@ -305,6 +311,7 @@ async function chatPage() {
     } else {
       showConversation(await api("PUT", `/api/conversations/${chat.session}`, { profile_id: profileId }));
     }
+    onboard(profileId);
   });
   document.getElementById("new-conversation").addEventListener("click", () => startSession(select.value || null));
   let searching = null;
