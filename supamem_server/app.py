@@ -7,6 +7,7 @@ import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -36,6 +37,8 @@ class Services:
     memory_holdout: float = 0.0
     #: Turns of the conversation the chat's prompt shows (ServerSettings.history_turns).
     history_turns: int = 10
+    #: How long a session the chat starts keeps its turns (ServerSettings.conversation_ttl_hours).
+    session_ttl: timedelta | None = None
     #: Chat turns answered while the database was unreachable, until they are written back.
     fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -47,7 +50,9 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
     db = db or Database(settings.database_url)
     services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
                         events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
-                        memory_holdout=settings.memory_holdout, history_turns=settings.history_turns)
+                        memory_holdout=settings.memory_holdout, history_turns=settings.history_turns,
+                        session_ttl=None if settings.conversation_ttl_hours is None
+                        else timedelta(hours=settings.conversation_ttl_hours))
 
     write_back = chat_outage.WriteBack(services, settings.write_back_interval)
 

@@ -43,6 +43,7 @@ import logging
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -78,7 +79,7 @@ def _named(session_id: str | None) -> UUID | None:
         return None
 
 
-def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -> tuple[UUID, bool]:
+def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None, ttl: timedelta | None) -> tuple[UUID, bool]:
     """The session to continue, or a new one (and whether it is new)."""
     wanted = _named(session_id)
     # Their own conversation, or one they take part in (together mode: the question is theirs).
@@ -89,7 +90,7 @@ def _session(tx: Transaction, session_id: str | None, profile_id: UUID | None) -
     ):
         return wanted, False
     mode = "profile" if profile_id else "chat"
-    return tx.call_one("create_conversation", mode=mode, profile_id=profile_id)["id"], True  # type: ignore[index]
+    return tx.call_one("create_conversation", mode=mode, profile_id=profile_id, ttl=ttl)["id"], True  # type: ignore[index]
 
 
 def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> ChatResponse | None:
@@ -240,7 +241,7 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
             if replayed is not None:
                 return _Question(services, verified, user, body, replayed.session_id, False, {}, [], None,
                                  replayed=replayed)
-            session, started = _session(tx, body.session, body.profile_id)
+            session, started = _session(tx, body.session, body.profile_id, services.session_ttl)
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
                                     query_embedding=vector, max_turns=services.history_turns)
             # Seed 001: a clarification the app asked for (short-term memory) is what this message answers.

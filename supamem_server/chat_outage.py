@@ -55,11 +55,12 @@ def write_back(services: Any, user: UUID | None = None) -> None:
                 try:
                     with tx.savepoint():
                         return tx.call_one("create_conversation", user_id=owner, id=wanted, mode="profile",
-                                           profile_id=profile)["id"]  # type: ignore[index]
+                                           profile_id=profile, ttl=services.session_ttl)["id"]  # type: ignore[index]
                 except InvalidInputError as exc:
                     log.warning("held turns of session %s (user_id=%s) go in without profile %s: %s",
                                 wanted, owner, profile, exc)
-            return tx.call_one("create_conversation", user_id=owner, id=wanted)["id"]  # type: ignore[index]
+            return tx.call_one("create_conversation", user_id=owner, id=wanted,
+                               ttl=services.session_ttl)["id"]  # type: ignore[index]
 
         return write_back_session(services.db, session, turns, owner, create)
 

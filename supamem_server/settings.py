@@ -32,6 +32,9 @@ class ServerSettings(BaseModel):
     #: Turns of the conversation the chat's prompt shows (seed 000's window of 10; seed 001's
     #: `CONVERSATION_HISTORY_LIMIT`).
     history_turns: int = Field(10, ge=1, le=50)
+    #: Hours a session `/chat` starts keeps its turns (seed 001's `CONVERSATION_TTL_HOURS`); unset,
+    #: the tenant's or the kit's setting (kept until deleted: seed 004's conversation list).
+    conversation_ttl_hours: float | None = Field(None, gt=0, le=24 * 365 * 100)
     #: Seconds between the background write-backs of chat turns held through an outage.
     write_back_interval: float = Field(5.0, gt=0)
 
@@ -49,4 +52,5 @@ class ServerSettings(BaseModel):
             database_url=env.get("DATABASE_URL") or None,
             memory_holdout=float(env.get("SUPAMEM_MEMORY_HOLDOUT") or 0),
             history_turns=int(env.get("CONVERSATION_HISTORY_LIMIT") or 10),
+            conversation_ttl_hours=float(env["CONVERSATION_TTL_HOURS"]) if env.get("CONVERSATION_TTL_HOURS") else None,
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -471,6 +472,26 @@ def test_the_prompt_shows_the_window_of_turns_the_server_is_set_to(
         system = llm_server.requests[-1].json["messages"][0]["content"]
         assert "Turn 2:\nUser: Question 1?" in system and "Turn 3:\nUser: Question 2?" in system
         assert "Question 0?" not in system, "only the last two turns are shown"
+
+
+def test_sessions_the_chat_starts_keep_their_turns_as_long_as_the_server_is_set_to(
+    database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 001's CONVERSATION_TTL_HOURS, when set, is the life of a session /chat starts (its
+    turns then expire and are swept); unset, the kit's setting keeps them (seed 004's list)."""
+    assert ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s", "CONVERSATION_TTL_HOURS": "24"}).conversation_ttl_hours == 24
+    assert ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s"}).conversation_ttl_hours is None
+    with pytest.raises(ValueError, match="conversation_ttl_hours"):
+        ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s", "CONVERSATION_TTL_HOURS": "-1"})
+    for hours in (24.0, None):
+        for served in serve(database_url, postgres_conn, llm=_model(llm_server), conversation_ttl_hours=hours):
+            lea = served.person()
+            llm_server.enqueue(chat_completion("Noted."))
+            session = lea.http.post("/chat", json={"message": "Remind me later"}).json()["conversation_id"]
+            (ttl, expires) = postgres_conn.execute(
+                "select ttl, expires_at - updated_at from memory.conversations where id = %s", [session]).fetchone()
+            expected = timedelta(hours=hours) if hours else None
+            assert (ttl, expires) == (expected, expected), hours
 
 
 def test_a_pasted_document_reaches_later_prompts_as_its_beginning(
