@@ -70,6 +70,12 @@ def _context(operation: str, session_id: object, user_id: object) -> dict[str, A
     }
 
 
+def log_session_created(logger: logging.Logger, session_id: object, user_id: object) -> None:
+    """INFO: a session was created (seed 001 logs it with the ids cut to eight characters)."""
+    logger.info("created session %s... for user %s...", str(session_id)[:8], str(user_id)[:8],
+                extra=_context("create_session", session_id, user_id))
+
+
 def log_degraded(
     logger: logging.Logger, operation: str, session_id: object, user_id: object, exc: BaseException
 ) -> None:

@@ -42,6 +42,7 @@ from .fallback import (
     flush,
     log_degraded,
     log_failure,
+    log_session_created,
     open_session,
     write_back_session,
 )
@@ -282,7 +283,9 @@ class ConversationMemoryManager:
             self._write_back_pending()
             user = self._user(user_id)
             with self.db.transaction() as tx:
-                return str(self._new_session(tx, user))
+                created = str(self._new_session(tx, user))
+            log_session_created(log, created, user_id)
+            return created
         except DatabaseUnavailableError as exc:
             session = str(uuid4())
             log_degraded(log, "create_session", session, user_id, exc)

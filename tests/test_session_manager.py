@@ -27,9 +27,14 @@ def manager(client_db):
     return ConversationMemoryManager(client_db)
 
 
-def test_create_session_returns_a_uuid(manager, make_id):
-    session = manager.create_session(make_id())
+def test_create_session_returns_a_uuid_and_logs_it(manager, make_id, caplog):
+    user = make_id()
+    with caplog.at_level(logging.INFO, logger="supamem"):
+        session = manager.create_session(user)
     assert str(UUID(session)) == session
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("created session")]
+    assert record.getMessage() == f"created session {session[:8]}... for user {str(user)[:8]}..."
+    assert (record.supamem_session_id, record.supamem_operation) == (session, "create_session")
 
 
 def test_sessions_have_a_24_hour_ttl(manager, postgres_conn, make_id):
