@@ -4,6 +4,7 @@ own time, so a background sweep leaves the writers their share of the server."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -123,3 +124,24 @@ def test_a_run_ends_before_its_pauses_reach_the_statement_timeout(
         sweeper.execute("set statement_timeout = '2s'")
         sweeper.execute("call memory_private.run_retention_sweep()")
     assert _expired_messages(postgres_conn) < before, "the batch it ran is committed"
+
+
+@pytest.mark.usefixtures("retention_sweep_paused")
+def test_a_run_logs_what_it_deleted(
+    client_db: Database, postgres_conn: psycopg.Connection, database_url: str, make_id: Any, sweep_settings: Any
+) -> None:
+    """Seed 001's cleanup statistics: the run writes its counts, batches and time to the server's
+    log (seen here as a LOG message sent to the client)."""
+    _expire_turns(client_db, postgres_conn, make_id("sweep-log"), 3, 2)
+    before = _expired_messages(postgres_conn)
+    sweep_settings(sweep_batch_size="100000", sweep_max_batches="10", sweep_pause="0")
+    logged: list[str] = []
+    with psycopg.connect(database_url, autocommit=True) as sweeper:
+        sweeper.add_notice_handler(lambda notice: logged.append(notice.message_primary or ""))
+        sweeper.execute("set client_min_messages = log")
+        sweeper.execute("call memory_private.run_retention_sweep()")
+    (line,) = [m for m in logged if m.startswith("supamem retention sweep:")]
+    match = re.fullmatch(r"supamem retention sweep: (\d+) messages, (\d+) conversations, (\d+) short-term rows "
+                         r"deleted in 1 batches, [\d.]+ s", line)
+    assert match is not None, line
+    assert int(match[1]) == before >= 4 and _expired_messages(postgres_conn) == 0
