@@ -32,6 +32,14 @@ def key(user: UUID, session: UUID) -> str:
     return f"{PREFIX}{user}:{session}"
 
 
+def drop_session(fallback: Any, session: UUID) -> None:
+    """Drop every person's turns held for a deleted session (its owner's and its participants'),
+    so no write-back makes it again."""
+    for held in fallback.pending_keys(PREFIX):
+        if held.endswith(f":{session}"):
+            fallback.drop_key(held)
+
+
 def write_back(services: Any, user: UUID | None = None) -> None:
     """Held turns go in: the user's, before their request reads anything, or (no user) everyone's."""
     prefix = PREFIX if user is None else f"{PREFIX}{user}:"

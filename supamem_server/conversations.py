@@ -71,13 +71,13 @@ def update_conversation(tx: Tx, conversation_id: UUID, body: ConversationChanges
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete a conversation and its messages")
 def delete_conversation(request: Request, tx: Tx, user: UserId, conversation_id: UUID) -> Response:
-    # Its turns held through an outage go too, once the delete is allowed, so a write-back never
-    # brings it back; a session started during the outage exists only there.
+    # Its turns held through an outage go too (everyone's), once the delete is allowed, so a
+    # write-back never brings it back; a session started during the outage exists only there.
     fallback = request.app.state.supamem.fallback
     held = chat_outage.key(user, conversation_id)
     if tx.execute("select 1 from memory.conversations where id = %s", [conversation_id]):
         tx.call("delete_conversation", conversation_id=conversation_id)  # P0002 when it is not the caller's
-        fallback.drop_key(held)
+        chat_outage.drop_session(fallback, conversation_id)
     elif not fallback.drop_key(held):
         tx.call("delete_conversation", conversation_id=conversation_id)  # P0002: nothing of it anywhere
     return Response(status_code=204)

@@ -329,8 +329,10 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
             llm_server.enqueue(chat_completion("Hello both."))
             shared = host.http.post("/api/conversations", json={"title": "Trip", "mode": "together"}).json()["id"]
             assert host.http.post("/chat", json={"message": "Let us plan", "conversation_id": shared}).status_code == 200
-            assert host.http.post(f"/api/conversations/{shared}/participants",
-                                  json={"user_id": str(guest.id)}).status_code == 201
+            dropped = host.http.post("/api/conversations", json={"title": "Party", "mode": "together"}).json()["id"]
+            for together in (shared, dropped):
+                assert host.http.post(f"/api/conversations/{together}/participants",
+                                      json={"user_id": str(guest.id)}).status_code == 201
             db_sh("stop")
             llm_server.enqueue(chat_completion("Welcome."), chat_completion("Gone soon."),
                                chat_completion("Four runs."), chat_completion("Borrowed."), chat_completion("Noted."))
@@ -340,6 +342,8 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
             borrowed = planner.http.post("/chat", json={"message": "Use theirs", "profile_id": foreign}).json()
             joined = guest.http.post("/chat", json={"message": "I am in", "conversation_id": shared}).json()
             assert joined["degraded"] is True
+            llm_server.enqueue(chat_completion("Cake it is."))
+            assert guest.http.post("/chat", json={"message": "Cake?", "conversation_id": dropped}).json()["degraded"]
             assert first["degraded"] is True and doomed["degraded"] is True and planned["degraded"] is True
             # An answer the database would refuse is refused now, as the live write refuses it, not held.
             llm_server.enqueue(chat_completion("x" * 100_001))
@@ -354,6 +358,8 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
             assert deleter.http.delete(f"/api/conversations/{doomed['conversation_id']}").status_code == 204
             # A participant may not delete the host's conversation: refused, their held turn stays.
             assert guest.http.delete(f"/api/conversations/{shared}").status_code == 404
+            # The host's delete drops everyone's held turns of it: the guest's do not make it again.
+            assert host.http.delete(f"/api/conversations/{dropped}").status_code == 204
             assert deleter.http.post("/chat", json={"message": "Something else"}).status_code == 200
     # The app has stopped, writing back what it still held: not the deleted session.
     assert [(r[0], r[2]) for r in _messages(outage_url, first["conversation_id"])] == [
@@ -369,3 +375,6 @@ def test_a_first_chat_and_a_deleted_session_through_an_outage(outage_url, reques
         }, "a session started during the outage keeps its profile; another user's profile is not taken"
     assert [r[2] for r in _messages(outage_url, borrowed["conversation_id"])] == ["Use theirs", "Borrowed."]
     assert [r[2] for r in _messages(outage_url, shared)] == ["Let us plan", "Hello both.", "I am in", "Noted."]
+    with psycopg.connect(outage_url, autocommit=True) as check:
+        made = check.execute("select count(*) from memory.conversations where id = %s", [dropped]).fetchone()
+        assert made == (0,), "the host's deleted conversation was not made again by the guest's held turn"
