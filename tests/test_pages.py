@@ -117,6 +117,7 @@ def test_the_onboarding_notice_comes_when_a_generic_chat_turns_to_the_main_profi
     expect(page.locator("#onboarding")).to_be_hidden()
     page.select_option("#profile-select", main)
     expect(page.locator("#onboarding")).to_contain_text("When you talk from your Main Profile")
+    shot(page, "chat-onboarding-after-switch")
     page.click("#onboarding-ok")
     expect(page.locator("#onboarding")).to_be_hidden()
     assert fay.http.get(f"/api/conversations/{generic}").json()["profile_id"] == main
@@ -338,6 +339,7 @@ def test_settings_filter_search_delete_clear_and_export(browser: Browser, served
     # Cleared is undoable: the deleted ones are listed, and one restored is live again.
     page.select_option("#status-filter", "deleted")
     expect(page.locator("#memory-list li")).to_have_count(3)
+    shot(page, "settings-deleted")
     page.click("#memory-list li:has-text('Lives in Porto') button.restore")
     expect(page.locator("#count-live")).to_have_text("1")
     expect(page.locator("#memory-list li")).to_have_count(2)
