@@ -547,13 +547,7 @@ class MemoryService(Acting):
         memories made before keep their profile. NotFoundError when the profile is not the user's."""
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
-            rows = tx.execute(
-                "select (memory.set_primary_profile(p.id)).id from memory.profiles as p where p.id = %s and p.user_id = %s",
-                [profile_id, owner.id],
-            )
-        if not rows:
-            raise NotFoundError("profile not found", sqlstate="P0002")
-        return rows[0]["id"]
+            return tx.call_one("set_primary_profile", profile_id=profile_id, user_id=owner.id)["id"]  # type: ignore[index]
 
     # -- portability and erasure ------------------------------------------------------------
 

@@ -1,8 +1,9 @@
--- memory.set_primary_profile(profile): seed 004's primary profile moves in one step (the partial
--- unique index allows one primary per user; the old one is cleared first). Only the profile's
--- owner or service_role moves it; for anyone else the profile is not found (P0002).
+-- memory.set_primary_profile(profile, user): seed 004's primary profile moves in one step (the
+-- partial unique index allows one primary per user; the old one is cleared first). Only the
+-- profile's owner or service_role moves it; for anyone else the profile is not found (P0002), and
+-- so it is for service_role acting for a user the profile is not of.
 begin;
-select plan(13);
+select plan(15);
 
 select tests.create_cast('rpc-primary');
 with p as (
@@ -68,6 +69,14 @@ select results_eq(
     $$select name from memory.profiles where user_id = tests.recall('owner')::uuid and is_primary$$,
     array['Child'],
     'still exactly one primary profile'
+);
+select throws_ok(
+    format('select memory.set_primary_profile(%L, %L)', tests.recall('partner'), tests.recall('stranger')),
+    'P0002', 'profile not found', 'service_role acting for another user does not find the profile'
+);
+select is(
+    (memory.set_primary_profile(tests.recall('partner')::uuid, tests.recall('owner')::uuid)).name, 'Partner',
+    'service_role acting for the owner moves it'
 );
 
 -- Another user's primary profile is untouched by the owner's moves.
