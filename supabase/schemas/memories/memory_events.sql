@@ -5,7 +5,8 @@ create table memory.memory_events (
     user_id uuid not null references memory.users (id) on delete cascade,
     tenant_id uuid references memory.tenants (id) on delete cascade,
     event text not null check (event in (
-        'add', 'update', 'supersede', 'delete', 'restore', 'archive', 'unarchive', 'pin', 'unpin', 'reference', 'purge'
+        'add', 'update', 'supersede', 'reinstate', 'delete', 'restore', 'archive', 'unarchive', 'pin', 'unpin',
+        'reference', 'purge'
     )),
     old_content text,
     new_content text,
@@ -49,6 +50,9 @@ begin
     else
         if new.superseded_by is not null and old.superseded_by is null then
             v_events := v_events || 'supersede'::text;
+        -- An old version standing again (an undone update); a purged successor leaves it inactive.
+        elsif new.superseded_by is null and old.superseded_by is not null and new.active then
+            v_events := v_events || 'reinstate'::text;
         elsif new.deleted_at is not null and old.deleted_at is null then
             v_events := v_events || 'delete'::text;
         elsif new.deleted_at is null and old.deleted_at is not null then

@@ -1,9 +1,10 @@
 -- memory.undo_memory, behind seed 004's Undo on "This was saved": a memory that replaced another
 -- (an update) gives way to the version it replaced, which is active again, and is soft-deleted as
--- superseded by it (a restore brings it back inactive); a memory that replaced none is forgotten.
+-- superseded by it (a restore brings it back inactive); a memory that replaced none is forgotten. The
+-- version standing again is current: forgotten and restored, it comes back active.
 -- Only the owner and service_role may undo: anon 42501, a stranger and a tenant admin P0002.
 begin;
-select plan(11);
+select plan(14);
 
 select tests.create_cast('memories-undo');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -42,6 +43,22 @@ select is(
     (select event from memory.memory_events where memory_id = tests.recall('v3')::uuid order by id desc limit 1), 'supersede',
     'the history records the undone version as replaced'
 );
+select is(
+    (select event from memory.memory_events where memory_id = tests.recall('v1')::uuid order by id desc limit 1), 'reinstate',
+    'and the version it replaced as standing again'
+);
+-- The reinstated version is the current one: forgotten and restored, it comes back active.
+select memory.forget(tests.recall('v1')::uuid, tests.recall('owner')::uuid);
+select is((memory.restore_memory(tests.recall('v1')::uuid, tests.recall('owner')::uuid)).active, true,
+    'a reinstated version forgotten and restored comes back active');
+-- Superseded again after its reinstatement, it comes back inactive, even once its successor is purged.
+select tests.remember('v4', (select id from memory.revise_memory(tests.recall('v1')::uuid, 'I live in Oslo')));
+select memory.forget(tests.recall('v1')::uuid, tests.recall('owner')::uuid);
+reset role;
+update memory.memories set superseded_by = null where id = tests.recall('v1')::uuid;
+select tests.authenticate_as_service_role();
+select is((memory.restore_memory(tests.recall('v1')::uuid, tests.recall('owner')::uuid)).active, false,
+    'superseded since its reinstatement, it comes back inactive');
 
 select * from finish();
 rollback;
