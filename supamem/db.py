@@ -26,7 +26,11 @@ Connection handling:
   while one background thread tries a fresh pool every `retry_interval` seconds (each try
   waiting up to `connect_timeout`); the first call after it succeeded uses the new pool, and no
   caller ever waits on a reconnect. `wait_available()` blocks until then. A connection that
-  breaks in the middle of a transaction fails only that call; the pool replaces it.
+  breaks in the middle of a transaction fails only that call; the pool replaces it;
+- with a `deadline`, a checkout (a call, a transaction) that holds its connection for longer is
+  cut (supamem.deadline): a server that stopped answering, behind a network partition or a
+  stalled proxy, fails the call at once with `DatabaseUnavailableError` instead of after TCP's
+  quarter of an hour, and the pool is retired as when the server is down.
 
 Supavisor: `set role` in `configure` is session state, so use a direct connection or Supavisor's
 session mode (port 5432). Behind transaction mode (port 6543) pass `prepare_threshold=None`
@@ -55,6 +59,7 @@ from psycopg.types.json import Jsonb, set_json_loads
 from psycopg_pool import ConnectionPool
 from pydantic_core import from_json
 
+from .deadline import Deadline
 from .errors import DatabaseUnavailableError, SupamemError, from_psycopg
 
 log = logging.getLogger(__name__)
@@ -185,6 +190,10 @@ class Database:
             once per connection (Supavisor transaction mode).
         check_idle: a connection idle for longer than this many seconds is pinged on checkout
             (one that was just used is not, which saves a round trip per call).
+        deadline: seconds a call or transaction may hold its connection before it is cut and the
+            call fails with `DatabaseUnavailableError` (the server stopped answering); None waits
+            as long as TCP does. Set it above the server's `statement_timeout`, so that a slow
+            statement is cancelled by the server first.
     """
 
     def __init__(
@@ -201,6 +210,7 @@ class Database:
         role_per_transaction: bool = False,
         application_name: str = "supamem",
         check_idle: float = 5.0,
+        deadline: float | None = None,
     ) -> None:
         self.url = url or database_url()
         self.min_size = min_size
@@ -212,6 +222,7 @@ class Database:
         self.role_per_transaction = role_per_transaction
         self.application_name = application_name
         self.check_idle = check_idle
+        self._deadline = Deadline(deadline) if deadline is not None else None
         self._last_used: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] | None = None
         self._lock = threading.Lock()
@@ -355,13 +366,37 @@ class Database:
             if time.monotonic() - self._last_used.get(conn, 0.0) <= idle:
                 return conn
             try:
-                conn.execute("")
+                with self._watched(pool, conn):
+                    conn.execute("")
                 return conn
+            except DatabaseUnavailableError:  # the deadline passed: the pool is retired
+                pool.putconn(conn)
+                raise
             except psycopg.Error:
                 pool.putconn(conn)
                 if self._refusal() is not None:  # do not wait `timeout` for a pool that cannot connect
                     raise psycopg.OperationalError("the database does not answer") from None
         return pool.getconn()
+
+    @contextmanager
+    def _watched(self, pool: ConnectionPool[Any], conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """The work done on `conn`, cut at the deadline: the server stopped answering, so the pool
+        is retired and calls fail at once until a new one connects."""
+        if self._deadline is None:
+            yield
+            return
+        with self._deadline.watching(conn) as watch:
+            try:
+                yield
+            except (psycopg.Error, SupamemError) as exc:
+                if not watch.cut:
+                    raise
+                self._retire(pool)
+                raise DatabaseUnavailableError(
+                    f"database unavailable: no answer within the {self._deadline.seconds:g}s deadline"
+                ) from exc
+            if watch.cut:  # answered as it was cut: the pool must not hand out the dead connection
+                conn.close()
 
     def _refusal(self) -> str | None:
         """One direct connection attempt: None when it connects, else why not (a server that is
@@ -384,7 +419,8 @@ class Database:
         # A connection that breaks mid-call fails only this call (as DatabaseUnavailableError);
         # putconn discards it and the next checkout decides.
         try:
-            yield conn
+            with self._watched(pool, conn):
+                yield conn
             self._last_used[conn] = time.monotonic()
         except psycopg.Error as exc:
             raise from_psycopg(exc) from exc

@@ -69,11 +69,14 @@ class RateLimitedError(SupamemError):
 
 
 class DatabaseUnavailableError(SupamemError, ConnectionError):
-    """The database cannot be reached: connection refused or lost, pool timeout, shutdown."""
+    """The database cannot serve: connection refused or lost, pool timeout, shutdown, a statement
+    cancelled by its timeout (the server too slow to answer), no answer within the deadline."""
 
 
-# SQLSTATE classes / codes that mean "the server is not there (any more)", not "bad request".
-_UNAVAILABLE_CLASSES = ("08", "53", "57P")
+# SQLSTATE classes / codes that mean "the server is not there (any more)" or "cannot serve in
+# time" (57014: the statement timeout, or an operator's cancel), not "bad request". Nothing the
+# cancelled statement did committed.
+_UNAVAILABLE_CLASSES = ("08", "53", "57P", "57014")
 _NUL_MARKER = "NUL (0x00)"
 
 

@@ -47,7 +47,7 @@ class Services:
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
                llm: LLMClient | None = None, embedder: EmbeddingClient | None = None) -> FastAPI:
     settings = settings or ServerSettings.from_env()
-    db = db or Database(settings.database_url)
+    db = db or Database(settings.database_url, deadline=settings.database_deadline)
     services = Services(db=db, verifier=TokenVerifier(settings), llm=llm or LLMClient.from_env(),
                         events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
                         memory_holdout=settings.memory_holdout, history_turns=settings.history_turns,

@@ -35,6 +35,10 @@ class ServerSettings(BaseModel):
     #: Hours a session `/chat` starts keeps its turns (seed 001's `CONVERSATION_TTL_HOURS`); unset,
     #: the tenant's or the kit's setting (kept until deleted: seed 004's conversation list).
     conversation_ttl_hours: float | None = Field(None, gt=0, le=24 * 365 * 100)
+    #: Seconds a request's database work may go unanswered before its connection is cut and the
+    #: chat answers degraded (`SUPAMEM_DB_DEADLINE`; 0 turns it off): above Supabase's 8 s
+    #: statement timeout for signed-in users, so a slow statement is cancelled by the server first.
+    database_deadline: float | None = Field(10.0, gt=0)
     #: Seconds between the background write-backs of chat turns held through an outage.
     write_back_interval: float = Field(5.0, gt=0)
 
@@ -53,4 +57,5 @@ class ServerSettings(BaseModel):
             memory_holdout=float(env.get("SUPAMEM_MEMORY_HOLDOUT") or 0),
             history_turns=int(env.get("CONVERSATION_HISTORY_LIMIT") or 10),
             conversation_ttl_hours=float(env["CONVERSATION_TTL_HOURS"]) if env.get("CONVERSATION_TTL_HOURS") else None,
+            database_deadline=float(env.get("SUPAMEM_DB_DEADLINE") or 10) or None,
         )

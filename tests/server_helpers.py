@@ -133,9 +133,9 @@ def serve(database_url: str, postgres_conn: psycopg.Connection, embedder: Embedd
           llm: LLMClient | None = None, db: Database | None = None, **options: Any) -> Iterator[Served]:
     """The app on loopback; `options` are ServerSettings fields (memory_holdout, history_turns...)."""
     jwks = JWKS()
-    db = db or Database(database_url, max_size=4)
     settings = ServerSettings(jwt_secret=SECRET, jwks_url=jwks.url, database_url=database_url, jwks_refresh_cooldown=0,
                               **options)
+    db = db or Database(database_url, max_size=4, deadline=settings.database_deadline)
     app = create_app(settings, db=db, llm=llm or LLMClient.from_env({"SUPAMEM_LLM_PROVIDER": "offline"}),
                      embedder=embedder or EmbeddingClient(LLMSettings(provider="offline")))
     # The socket listens before uvicorn runs, so requests wait in its backlog instead of racing the start.

@@ -8,7 +8,7 @@ import json
 from uuid import uuid4
 
 from client_helpers import run_cli
-from lost_ack_proxy import lost_ack_proxy
+from db_proxy import db_proxy
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 
@@ -103,7 +103,7 @@ def test_a_batch_whose_reply_is_lost_says_it_may_be_stored(client_db, postgres_c
     path = tmp_path / "history.json"
     path.write_text(json.dumps(messages), encoding="utf-8")
     target = conninfo_to_dict(client_db.url)
-    with lost_ack_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
+    with db_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
         proxy.arm(b"import_messages")
         done = run_cli(make_conninfo(client_db.url, host="127.0.0.1", port=proxy.port), "import-history", "--batch", "2",
                        str(path))

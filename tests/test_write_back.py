@@ -13,7 +13,7 @@ import threading
 import time
 
 from client_helpers import stored_messages, waiting_on
-from lost_ack_proxy import lost_ack_proxy
+from db_proxy import db_proxy
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from supamem import ConversationMemoryManager, ConversationStore
@@ -102,7 +102,7 @@ def test_a_turn_whose_commit_went_unacknowledged_is_written_once(database_url, p
     commit): the manager buffers the turn, and the write-back finds the committed copy by its
     question and answer instead of storing the turn a second time."""
     target = conninfo_to_dict(database_url)
-    with lost_ack_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
+    with db_proxy(str(target.get("host") or "127.0.0.1"), int(target.get("port") or 5432)) as proxy:
         db = Database(make_conninfo(database_url, host="127.0.0.1", port=proxy.port), min_size=1, max_size=2, timeout=5.0)
         try:
             manager = ConversationMemoryManager(db)
