@@ -27,7 +27,9 @@ pooled connection for seconds, so a pool of ten would serve ten chats at a time.
 fails is a 502, and a session this request started is deleted again.
 
 A database that cannot be reached does not stop the chat (seed 001, property 8; chat_outage): the
-answer comes with `degraded: true`, its turn written back on the user's next request.
+answer comes with `degraded: true` and seed 001's `error` saying so, its turn written back on the
+user's next request. Seed 001's turn `metadata` (what the app knows of the turn: its intent,
+confidence, result count) is stored with both messages and given back with the kit's own keys.
 
 A request may carry the client's `client_turn_id`: sent again (its response lost on the way), it
 gets the turn stored under that id back (`replayed`), from the user's own conversations, without
@@ -65,10 +67,13 @@ from .chat_prompt import Offered, messages
 from .deps import Claims
 from .embedding import embedded
 from .memories import used_memories
-from .models import ChatRequest, ChatResponse, UsedMemory
+from .models import MEMORY_ARM, ChatRequest, ChatResponse, UsedMemory
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
+
+#: A degraded answer's `error` (seed 001's field): what the user got instead of a failure.
+OUTAGE = "the database could not be reached: answered without memories; the turn is stored once it can be"
 
 
 def _named(session_id: str | None) -> UUID | None:
@@ -97,7 +102,7 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     """The turn the caller stored under `client_turn_id`, as it was answered: in their own
     conversations or, as a participant, in the named session's owner's (ids are kept per owner)."""
     rows = tx.execute(
-        "select q.conversation_id, q.content as query, a.content, a.used_memory_ids from memory.messages as q"
+        "select q.conversation_id, q.content as query, q.metadata, a.content, a.used_memory_ids from memory.messages as q"
         " join memory.messages as a on a.conversation_id = q.conversation_id and a.turn_number = q.turn_number"
         " and a.role = 'assistant'"
         " where q.user_id = any(array[(select auth.uid()), (select c.user_id from memory.conversations as c"
@@ -108,7 +113,7 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     if not rows:
         return None
     return ChatResponse(response=rows[0]["content"], query=rows[0]["query"], session_id=rows[0]["conversation_id"],
-                        conversation_id=rows[0]["conversation_id"], replayed=True,
+                        conversation_id=rows[0]["conversation_id"], replayed=True, metadata=rows[0]["metadata"],
                         used_memories=used_memories(tx, rows[0]["used_memory_ids"]))
 
 
@@ -171,7 +176,7 @@ class _Question:
         _answered(self.user, self.session, usage, len(self.chosen), self.arm, self.injection_ms)
         services, key = self.services, chat_outage.key(self.user, self.session)
         used = [UUID(str(m.id)) for m in self.chosen]
-        metadata: dict[str, Any] = {"memory_arm": self.arm} if self.arm else {}
+        metadata: dict[str, Any] = {**self.body.metadata, MEMORY_ARM: self.arm} if self.arm else dict(self.body.metadata)
         if self.body.client_turn_id is not None:
             metadata[CLIENT_TURN_ID] = self.body.client_turn_id
         degraded = self.outage
@@ -205,7 +210,7 @@ class _Question:
             services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
                                      client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
         return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
-                            degraded=degraded,
+                            degraded=degraded, metadata=metadata, error=OUTAGE if degraded else None,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 
 
@@ -251,7 +256,8 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
         if again is not None:
             session, turn = again
             replayed = ChatResponse(response=turn.response, query=turn.query, session_id=session, conversation_id=session,
-                                    degraded=True, replayed=True, used_memories=[])
+                                    degraded=True, replayed=True, used_memories=[], metadata=turn.stored_metadata(),
+                                    error=OUTAGE)
             return _Question(services, verified, user, body, session, False, {}, [], None, outage=True, replayed=replayed)
         session = _named(body.session) or uuid4()
         log_degraded(log, "chat", session, user, exc)

@@ -9,6 +9,8 @@ from uuid import UUID
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from supamem.fallback import CLIENT_TURN_ID
+
 Mode = Literal["chat", "astro", "profile", "together", "swiss"]
 MemoryType = Literal["fact", "preference", "entity", "project", "decision", "emotion", "goal", "pattern", "relationship"]
 
@@ -162,8 +164,12 @@ class Overview(BaseModel):
     by_type: dict[str, int]
 
 
-#: The app context a chat request may carry, as JSON.
+#: The app context (and the turn metadata) a chat request may carry, as JSON.
 MAX_CONTEXT_CHARS = 8_000
+#: The turn metadata key of seed 004's A/B arm.
+MEMORY_ARM = "memory_arm"
+#: Turn metadata the chat writes itself: the client's turn id and the A/B arm.
+KIT_METADATA_KEYS = frozenset({CLIENT_TURN_ID, MEMORY_ARM})
 
 
 class ChatRequest(BaseModel):
@@ -180,11 +186,23 @@ class ChatRequest(BaseModel):
     #: The client's id for this turn: a request sent again with it (its answer lost on the way)
     #: gets the stored turn back, and the model is not asked twice nor the turn stored twice.
     client_turn_id: str | None = Field(None, min_length=1, max_length=200)
+    #: Seed 001's turn metadata: what the app knows of this turn (its intent, confidence, result
+    #: count...), stored with both messages and given back in the response. Bounded as `context`
+    #: is, so a turn held through an outage is never one the database refuses at write-back.
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _small_context(self) -> ChatRequest:
-        if len(json.dumps(self.context, default=str)) > MAX_CONTEXT_CHARS:
-            raise ValueError(f"context must be at most {MAX_CONTEXT_CHARS:,} characters of JSON")
+        for name in ("context", "metadata"):
+            if len(json.dumps(getattr(self, name), default=str)) > MAX_CONTEXT_CHARS:
+                raise ValueError(f"{name} must be at most {MAX_CONTEXT_CHARS:,} characters of JSON")
+        return self
+
+    @model_validator(mode="after")
+    def _own_metadata(self) -> ChatRequest:
+        taken = sorted(KIT_METADATA_KEYS.intersection(self.metadata))
+        if taken:
+            raise ValueError(f"metadata keys {', '.join(taken)} are the kit's own")
         return self
 
     @model_validator(mode="after")
@@ -227,6 +245,10 @@ class ChatResponse(BaseModel):
     used_memories: list[UsedMemory]
     #: Seed 001's names: the question asked, and the answer (`message`, the same as `response`).
     query: str
+    #: Seed 001's: the metadata stored with the turn (the request's, the A/B arm, the client's id).
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    #: Seed 001's: what went wrong without failing the request (the database unreachable).
+    error: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -251,6 +251,7 @@ def test_the_chat_answers_through_an_outage_and_writes_its_turns_back(outage_url
                 # Sent again (its response lost): the held turn, not a second one.
                 again = alice.http.post("/chat", json={**asked, "conversation_id": None}).json()
                 assert (again["replayed"], again["response"], again["conversation_id"]) == (True, "Add a long run.", session)
+                assert again["metadata"] == {"client_turn_id": "weekends"} and "could not be reached" in again["error"]
                 fresh = alice.http.post("/chat", json={"message": "A new topic"}).json()
                 assert fresh["degraded"] is True and fresh["conversation_id"] != session
                 assert alice.http.post("/chat", json={"message": "   "}).status_code == 422

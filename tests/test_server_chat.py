@@ -58,12 +58,20 @@ def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None
 
 def test_a_seed_001_client_sends_query_and_reads_message(served: Served) -> None:
     """Seed 001's request and response names: `query` for the question, `message` for the answer,
-    beside seed 002's; the caller is the token's user, whatever `user_id` the body names."""
+    beside seed 002's; the caller is the token's user, whatever `user_id` the body names. The app's
+    turn metadata (seed 001 stores intent, confidence and result count) is stored with both messages
+    and comes back; `error` is empty when nothing went wrong."""
     carol, other = served.person(), served.person()
-    asked = carol.http.post("/chat", json={"query": "What is a tempo run?", "user_id": str(other.id), "role": "member"})
+    turn = {"intent": "definition", "confidence": 0.92, "result_count": 0}
+    asked = carol.http.post("/chat", json={"query": "What is a tempo run?", "user_id": str(other.id), "role": "member",
+                                           "metadata": turn})
     assert asked.status_code == 200, asked.text
     body = asked.json()
     assert (body["query"], body["message"]) == ("What is a tempo run?", body["response"]) and body["message"]
+    assert (body["metadata"], body["error"]) == (turn, None)
+    stored = served.postgres_conn.execute(
+        "select role, metadata from memory.messages where conversation_id = %s order by role", [body["session_id"]]).fetchall()
+    assert stored == [("assistant", turn), ("user", turn)]
     (owner,) = served.postgres_conn.execute(
         "select user_id from memory.conversations where id = %s", [body["session_id"]]).fetchone()
     assert owner == carol.id
@@ -144,6 +152,12 @@ def test_bad_chat_bodies_are_422_and_store_nothing(served: Served) -> None:
     # The app context goes into the prompt and nowhere else: bounded, or any user could send megabytes.
     huge = dana.http.post("/chat", json={"message": "Hello", "context": {"page": "x" * 8_000}})
     assert huge.status_code == 422 and "context must be at most 8,000 characters" in huge.text
+    heavy = dana.http.post("/chat", json={"message": "Hello", "metadata": {"note": "x" * 8_000}})
+    assert heavy.status_code == 422 and "metadata must be at most 8,000 characters" in heavy.text
+    # The kit's own keys: a forged A/B arm would skew seed 004's comparison, a client id the replay.
+    for key in ("memory_arm", "client_turn_id"):
+        forged = dana.http.post("/chat", json={"message": "Hello", "metadata": {key: "holdout"}})
+        assert forged.status_code == 422 and f"metadata keys {key} are the kit's own" in forged.text
     count = served.postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [dana.id]).fetchone()
     assert count == (0,)
 
@@ -599,10 +613,11 @@ def test_a_chat_sent_again_with_its_client_turn_id_gets_the_stored_turn_back(
     for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
         alice, bob = served.person(), served.person()
         llm_server.enqueue(chat_completion("Four runs a week."))
-        body = {"message": "Plan my running week", "client_turn_id": "turn-1"}
+        body = {"message": "Plan my running week", "client_turn_id": "turn-1", "metadata": {"intent": "plan"}}
         first = alice.http.post("/chat", json=body).json()
         again = alice.http.post("/chat", json=body).json()
         assert first["replayed"] is False and again["replayed"] is True
+        assert first["metadata"] == {"intent": "plan", "client_turn_id": "turn-1"}
         assert {k: v for k, v in again.items() if k != "replayed"} == {k: v for k, v in first.items() if k != "replayed"}
         streamed = _stream_chat(alice, body)
         assert [kind for kind, _ in streamed] == ["token", "done"] and streamed[1][1]["response"] == "Four runs a week."

@@ -99,9 +99,10 @@ def test_the_chat_answers_degraded_through_a_partition(database_url, postgres_co
             proxy.resume()
         assert during.status_code == 200, during.text
         assert (during.json()["degraded"], during.json()["conversation_id"]) == (True, session)
+        assert "database could not be reached" in during.json()["error"], "seed 001's error field says so"
         assert served.app.state.supamem.db.wait_available(60)
         after = alice.http.post("/chat", json={"message": "And rest days?", "conversation_id": session})
-        assert after.json()["degraded"] is False
+        assert (after.json()["degraded"], after.json()["error"]) == (False, None)
         rows = postgres_conn.execute(
             "select turn_number, content from memory.messages where conversation_id = %s and role = 'user'"
             " order by turn_number", [session]).fetchall()
