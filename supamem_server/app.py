@@ -16,12 +16,12 @@ from jobs.llm import LLMClient
 from supamem.db import Database
 from supamem.fallback import FallbackBuffer
 
-from . import chat, chat_outage, conversations, errors, events, memories, pages, participants, profiles
+from . import chat, chat_outage, conversations, errors, events, memories, metrics, pages, participants, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
 routers = (chat.router, conversations.router, participants.router, memories.router, profiles.router, events.router,
-           pages.router)
+           metrics.router, pages.router)
 
 
 @dataclass

@@ -102,7 +102,8 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
     """The turn the caller stored under `client_turn_id`, as it was answered: in their own
     conversations or, as a participant, in the named session's owner's (ids are kept per owner)."""
     rows = tx.execute(
-        "select q.conversation_id, q.content as query, q.metadata, a.content, a.used_memory_ids from memory.messages as q"
+        "select q.conversation_id, q.content as query, q.metadata, a.id, a.content, a.used_memory_ids"
+        " from memory.messages as q"
         " join memory.messages as a on a.conversation_id = q.conversation_id and a.turn_number = q.turn_number"
         " and a.role = 'assistant'"
         " where q.user_id = any(array[(select auth.uid()), (select c.user_id from memory.conversations as c"
@@ -114,6 +115,7 @@ def _stored_turn(tx: Transaction, client_turn_id: str, session: UUID | None) -> 
         return None
     return ChatResponse(response=rows[0]["content"], query=rows[0]["query"], session_id=rows[0]["conversation_id"],
                         conversation_id=rows[0]["conversation_id"], replayed=True, metadata=rows[0]["metadata"],
+                        answer_id=rows[0]["id"],
                         used_memories=used_memories(tx, rows[0]["used_memory_ids"]))
 
 
@@ -180,6 +182,7 @@ class _Question:
         if self.body.client_turn_id is not None:
             metadata[CLIENT_TURN_ID] = self.body.client_turn_id
         degraded = self.outage
+        answer_id = None
         if not degraded:
             window = [Turn.from_row(t, user_id=str(self.user)) for t in self.context.get("history") or []]
             try:
@@ -189,6 +192,7 @@ class _Question:
                     if self.context.get("clarification") is not None:  # answered: asked once (not one asked since)
                         tx.call("short_term_delete", key=CLARIFICATION_KEY, value=Jsonb(self.context["clarification"]))
                 assert stored is not None
+                answer_id = stored["assistant_message_id"]
                 window.append(Turn(id=str(stored["user_message_id"]), session_id=str(self.session),
                                    user_id=str(self.user), turn_number=stored["turn_number"],
                                    query_text=self.body.message, response_text=reply, created_at=stored["created_at"]))
@@ -210,7 +214,7 @@ class _Question:
             services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
                                      client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
         return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
-                            degraded=degraded, metadata=metadata, error=OUTAGE if degraded else None,
+                            degraded=degraded, metadata=metadata, error=OUTAGE if degraded else None, answer_id=answer_id,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
 
 

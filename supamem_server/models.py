@@ -49,6 +49,8 @@ class Message(Row):
     metadata: dict[str, Any]
     used_memory_ids: list[UUID]
     created_at: datetime
+    #: An answer's rating by the one who asked (seed 004's helpfulness).
+    helpful: bool | None = None
 
 
 class UsedMemory(BaseModel):
@@ -249,6 +251,9 @@ class ChatResponse(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: Seed 001's: what went wrong without failing the request (the database unreachable).
     error: str | None = None
+    #: The stored answer's message id, to rate it (`PUT /api/messages/{id}/rating`); none while
+    #: the turn is held through an outage.
+    answer_id: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

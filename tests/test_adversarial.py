@@ -156,6 +156,8 @@ def _value(name: str, type_: str, variant: int, world: dict[str, Any]) -> Any:
         return [Jsonb({}), Jsonb({"x": MEGABYTE}), Jsonb([1, 2]), "[" * 5000 + "]" * 5000][variant]
     if type_ == "interval":
         return ["5 minutes", "-1 day", "0", "1000000 years"][variant]
+    if type_ == "date":
+        return ["2026-11-01", "infinity", "-infinity", "5874897-12-31"][variant]
     if type_ == "timestamp with time zone":
         return ["2026-01-01", "infinity", "-infinity", "294276-12-31"][variant]
     if type_ == "vector":

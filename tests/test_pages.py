@@ -138,7 +138,7 @@ def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_delete
     page.fill("#conversation-search", "sourdough")
     expect(items).to_have_text(["Baking"])
     items.first.click()
-    expect(page.locator("#messages li")).to_have_text(["How long does sourdough rise?", "Overnight."])
+    expect(page.locator("#messages li .text")).to_have_text(["How long does sourdough rise?", "Overnight."])
     expect(page.locator("#conversation-title")).to_have_value("Baking")
     expect(items.first).to_have_class("active")
 
@@ -156,7 +156,7 @@ def test_the_sidebar_lists_searches_opens_renames_archives_unarchives_and_delete
     page.check("#show-archived")
     expect(items).to_have_text(["Bread"])
     items.first.click()
-    expect(page.locator("#messages li")).to_have_text(["How long does sourdough rise?", "Overnight."])
+    expect(page.locator("#messages li .text")).to_have_text(["How long does sourdough rise?", "Overnight."])
     expect(page.locator("#archived-note")).to_be_visible()
     for control in ("#chat-input", "#chat-send", "#conversation-title", "#remember-toggle"):
         expect(page.locator(control)).to_be_disabled()
@@ -215,6 +215,47 @@ def test_a_refresh_keeps_the_conversation_and_the_profile_select_changes_it(brow
     assert gone not in page.url and "?c=" in page.url, "a conversation that is gone gives way to a new one"
 
 
+def test_the_asker_rates_an_answer_and_a_refresh_keeps_the_rating(browser: Browser, served: Served) -> None:
+    """Seed 004's helpfulness, as a person gives it: a thumb under each answer, pressed again to
+    take it back, kept by the answer across a refresh."""
+    gina = served.person()
+    page = signed_in(browser, served, gina, "/chat")
+    page.fill("#chat-input", "Plan my running week")
+    page.click("#chat-form button[type=submit]")
+    answer = page.locator("#messages li.assistant:not(.streaming)")
+    expect(answer).to_have_count(1)
+    helpful, unhelpful = answer.locator("button.rate[data-helpful=true]"), answer.locator("button.rate[data-helpful=false]")
+    expect(helpful).to_have_attribute("aria-pressed", "false")
+    helpful.click()
+    expect(helpful).to_have_attribute("aria-pressed", "true")
+    shot(page, "chat-rated")
+    conversation = page.url.rsplit("?c=", 1)[1]
+    stored = gina.http.get(f"/api/conversations/{conversation}").json()["messages"]
+    assert [(m["role"], m["helpful"]) for m in stored] == [("user", None), ("assistant", True)]
+
+    page.reload()
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(helpful).to_have_attribute("aria-pressed", "true")
+    unhelpful.click()
+    expect(unhelpful).to_have_attribute("aria-pressed", "true")
+    expect(helpful).to_have_attribute("aria-pressed", "false")
+    unhelpful.click()
+    expect(unhelpful).to_have_attribute("aria-pressed", "false")
+    stored = gina.http.get(f"/api/conversations/{conversation}").json()["messages"]
+    assert stored[1]["helpful"] is None, "pressed again, the rating is taken back"
+    expect(page.locator("#messages li.user button.rate")).to_have_count(0)
+
+
+def test_opening_the_memory_settings_counts_a_dashboard_visit(browser: Browser, served: Served) -> None:
+    hank = served.person()
+    visits = "select count(*) from memory_private.dashboard_visits where user_id = %s"
+    assert served.postgres_conn.execute(visits, [hank.id]).fetchone() == (0,)
+    page = signed_in(browser, served, hank, "/settings/memory")
+    page.reload()
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    assert served.postgres_conn.execute(visits, [hank.id]).fetchone() == (1,), "counted once a day"
+
+
 def test_the_answer_appears_as_the_model_writes_it(
     browser: Browser, database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
 ) -> None:
@@ -230,7 +271,7 @@ def test_the_answer_appears_as_the_model_writes_it(
             expect(page.locator("#messages li.assistant.streaming")).to_have_text("Rest")
             shot(page, "chat-streaming")
             release.set()
-            expect(page.locator("#messages li.assistant:not(.streaming)")).to_have_text("Rest on Sunday.")
+            expect(page.locator("#messages li.assistant:not(.streaming) .text")).to_have_text("Rest on Sunday.")
             expect(page.locator("#error")).to_be_hidden()
             stored = postgres_conn.execute(
                 "select content from memory.messages where user_id = %s and role = 'assistant'", [ines.id]).fetchall()

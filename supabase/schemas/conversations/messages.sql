@@ -20,6 +20,8 @@ create table memory.messages (
     created_at timestamptz not null default now(),
     expires_at timestamptz,
     search tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
+    -- An answer's rating by the one who asked (memory.rate_answer): seed 004's helpfulness.
+    helpful boolean,
     -- The owner is always the conversation's owner: policies filter on it without a join.
     foreign key (conversation_id, user_id) references memory.conversations (id, user_id) on delete cascade,
     constraint messages_content_length check (length(content) <= 100000),

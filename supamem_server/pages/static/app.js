@@ -213,8 +213,12 @@ async function openConversation(id) {
   document.getElementById("messages").replaceChildren();
   // Each answer's chips, as when it was given (a memory deleted since, or another person's, is left out).
   const used = new Map(conversation.used_memories.map((memory) => [memory.id, memory]));
+  // Who asked each turn's question: only they rate its answer.
+  const askers = new Map(conversation.messages.filter((m) => m.role === "user")
+    .map((m) => [m.turn_number, m.author_id || conversation.user_id]));
   for (const message of conversation.messages) {
-    addMessage(message.role, message.content, message.used_memory_ids.map((id) => used.get(id)).filter(Boolean));
+    const rated = message.role === "assistant" && askers.get(message.turn_number) === me() ? message : null;
+    addMessage(message.role, message.content, message.used_memory_ids.map((id) => used.get(id)).filter(Boolean), rated);
   }
   await loadConversations();
   onboard(chatProfileId());
@@ -237,7 +241,26 @@ function onboard(profileId) {
   }
 }
 
-function addMessage(role, text, used) {
+// Seed 004's helpfulness: the one who asked rates the answer; pressing the pressed one takes it back.
+function rating(answer) {
+  const box = el("div", { class: "rating" });
+  const draw = (helpful) => {
+    for (const button of box.children) button.setAttribute("aria-pressed", String(button.dataset.helpful === String(helpful)));
+  };
+  for (const [helpful, label] of [[true, "Helpful"], [false, "Not helpful"]]) {
+    const button = el("button", { type: "button", class: "rate", "data-helpful": String(helpful) }, label);
+    button.addEventListener("click", async () => {
+      const again = button.getAttribute("aria-pressed") === "true";
+      draw((await api("PUT", `/api/messages/${answer.id}/rating`, { helpful: again ? null : helpful })).helpful);
+    });
+    box.append(button);
+  }
+  draw(answer.helpful);
+  return box;
+}
+
+// `rated`: the stored answer ({id, helpful}) when this user may rate it.
+function addMessage(role, text, used, rated) {
   const item = el("li", { class: role }, el("span", { class: "text" }, text));
   if (used && used.length) {
     const chips = el("div", { class: "chips" }, "Used: ");
@@ -248,6 +271,7 @@ function addMessage(role, text, used) {
     }
     item.append(chips);
   }
+  if (rated) item.append(rating(rated));
   document.getElementById("messages").append(item);
   return item;
 }
@@ -366,7 +390,8 @@ async function chatPage() {
     const answer = await streamChat({ message, session_id: chat.session }, (piece) => { item.firstChild.textContent += piece; });
     if (!answer) { item.remove(); return; }
     chat.session = answer.session_id;
-    item.replaceWith(addMessage("assistant", answer.response, answer.used_memories));
+    const rated = answer.answer_id ? { id: answer.answer_id, helpful: null } : null;
+    item.replaceWith(addMessage("assistant", answer.response, answer.used_memories, rated));
     await loadConversations();
   });
   followMemories(onMemoryEvent);
@@ -554,10 +579,11 @@ async function importFile(file) {
 }
 
 async function settingsPage() {
-  // The titles memories name as their source: of live and archived conversations alike.
+  // The titles memories name as their source: of live and archived conversations alike. The
+  // opening itself is counted (seed 004's dashboard engagement).
   const [profiles, live, archived] = await Promise.all([
     api("GET", "/api/profiles"), api("GET", "/api/conversations?limit=200"),
-    api("GET", "/api/conversations?limit=200&archived=true"),
+    api("GET", "/api/conversations?limit=200&archived=true"), api("POST", "/api/dashboard-visits"),
   ]);
   for (const c of [...live, ...archived]) settings.conversations.set(c.id, c.title || "Untitled conversation");
   const profileFilter = document.getElementById("profile-filter");
