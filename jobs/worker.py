@@ -378,9 +378,7 @@ class Worker:
                 free = min(free, self.max_jobs - claimed_total)
             claimed: list[ClaimedJob] = []
             probed: list[ClaimedJob] = []
-            kinds, probe, wake = self._claimable(once)
-            with self._cond:
-                probing = any(r.probe for r in self._running.values())
+            kinds, probe, wake, probing = self._claimable(once)
             if claiming and free > 0:
                 try:
                     # The probe first: a busy queue of the other provider's jobs must not keep it waiting.
@@ -441,9 +439,11 @@ class Worker:
             if not self._stop:
                 self._cond.wait(timeout=seconds)
 
-    def _claimable(self, once: bool) -> tuple[list[str], list[str], float | None]:
+    def _claimable(self, once: bool) -> tuple[list[str], list[str], float | None, bool]:
         """The kinds to claim; the kinds to claim one job of, to see whether their provider answers
-        again (its pause over, none of its jobs running); the seconds until the next pause ends. A
+        again (its pause over, none of its jobs running); the seconds until the next pause ends; and
+        whether a probe is running. One look at the running jobs for all four: a probe that ended
+        between two looks would end a `once` run with its provider's jobs still claimable. A
         `once` run does not wait for a pause to end."""
         now = time.monotonic()
         claim: list[str] = []
@@ -451,6 +451,7 @@ class Worker:
         wake: float | None = None
         with self._cond:
             busy = {_provider(r.job.kind) for r in self._running.values()}
+            probing = any(r.probe for r in self._running.values())
             for kind in self.kinds:
                 provider = _provider(kind)
                 until = self._paused_until.get(provider, now)
@@ -461,7 +462,7 @@ class Worker:
                         wake = until - now if wake is None else min(wake, until - now)
                 elif provider not in busy:
                     probe.append(kind)
-        return claim, probe, wake
+        return claim, probe, wake, probing
 
     def _claim(self, kinds: list[str], limit: int, *, probe: bool = False) -> list[ClaimedJob]:
         now = time.monotonic()
