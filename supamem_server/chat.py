@@ -52,7 +52,6 @@ from uuid import UUID, uuid4
 import anyio
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
-from psycopg.types.json import Jsonb
 from starlette.types import Receive, Scope, Send
 
 from jobs.llm import LLMError, Usage
@@ -190,7 +189,7 @@ class _Question:
                     stored = tx.call_one("add_turn", conversation_id=self.session, user_content=self.body.message,
                                          assistant_content=reply, used_memory_ids=used, metadata=metadata)
                     if self.context.get("clarification") is not None:  # answered: asked once (not one asked since)
-                        tx.call("short_term_delete", key=CLARIFICATION_KEY, value=Jsonb(self.context["clarification"]))
+                        tx.call("short_term_delete", key=CLARIFICATION_KEY, value=self.context["clarification"])
                 assert stored is not None
                 answer_id = stored["assistant_message_id"]
                 window.append(Turn(id=str(stored["user_message_id"]), session_id=str(self.session),
@@ -254,7 +253,10 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
             context = tx.call_value("prompt_context", conversation_id=session, query=body.message,
                                     query_embedding=vector, max_turns=services.history_turns)
             # Seed 001: a clarification the app asked for (short-term memory) is what this message answers.
-            context["clarification"] = tx.call_value("short_term_get", key=CLARIFICATION_KEY)
+            # Kept as the database's JSON text: shown to the model and compared when the turn clears it
+            # as stored (through Python, a number past a float's range or precision would not compare).
+            context["clarification"] = tx.execute("select memory.short_term_get(p_key => %s)::text as value",
+                                                  [CLARIFICATION_KEY])[0]["value"]
     except DatabaseUnavailableError as exc:
         again = chat_outage.held(services, user, body.client_turn_id) if body.client_turn_id is not None else None
         if again is not None:

@@ -41,7 +41,7 @@ def messages(context: dict[str, Any], chosen: list[Offered], body: ChatRequest) 
     clarification = context.get("clarification")
     if clarification is not None:
         system += ("\n\n## Pending clarification\nYou asked the user to clarify this; their message answers it:\n"
-                   + json.dumps(clarification))
+                   + clarification)
     referenced = context.get("referenced_turn")
     if referenced:
         system += f"\n\nUser is referring to: {referenced['user_content']}"

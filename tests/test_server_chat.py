@@ -111,6 +111,16 @@ def test_a_pending_clarification_reaches_the_prompt_and_is_answered_once(
         (pending,) = postgres_conn.execute("select memory.short_term_get('clarification', %s)", [dana.id]).fetchone()
         assert pending == {"question": "Which day?"}, "only the clarification the turn answered is cleared"
 
+        # What the app stored is compared as the database holds it: numbers past a float's range or
+        # precision are no reason to fail the turn, nor to leave the clarification pending.
+        postgres_conn.execute("select memory.short_term_set('clarification', %s::jsonb, p_user_id => %s)",
+                              ['{"question": "How many?", "n": 1e400, "id": 123456789012345678901234567890.5}', dana.id])
+        llm_server.enqueue(chat_completion("That many."))
+        answered = dana.http.post("/chat", json={"message": "All of them"})
+        assert answered.status_code == 200, answered.text
+        assert '"id": 123456789012345678901234567890.5' in llm_server.requests[-1].json["messages"][0]["content"]
+        assert postgres_conn.execute("select memory.short_term_get('clarification', %s)", [dana.id]).fetchone() == (None,)
+
 
 def test_a_generic_chat_uses_no_memories(served: Served) -> None:
     bob = served.person()
