@@ -22,12 +22,14 @@ from .conversation_store import CURRENT, ConversationStore
 from .db import Database, database_url
 from .errors import NotFoundError, PermissionDeniedError
 from .identity import Identity
+from .metrics import MetricsService
 
 #: Runs the jobs queued for one user, once, and says in a sentence what ran.
 RunJobs = Callable[[Database, UUID], str]
 
 DEMO_TENANT = "supamem demo"
 OTHER_TENANT = "supamem demo: globex"
+STUDIO_TENANT = "supamem demo: running studio"
 
 _COLOR = sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
 
@@ -74,7 +76,7 @@ def reset_demo_data(owner: psycopg.Connection[Any]) -> None:
     owner.execute(
         "delete from auth.users where email like %s", ["%@demo.supamem.dev"]
     )
-    owner.execute("delete from memory.tenants where name in (%s, %s)", [DEMO_TENANT, OTHER_TENANT])
+    owner.execute("delete from memory.tenants where name in (%s, %s, %s)", [DEMO_TENANT, OTHER_TENANT, STUDIO_TENANT])
 
 
 def conversation_story(db: Database, identity: Identity) -> None:
@@ -200,11 +202,12 @@ def tenant_story(db: Database, identity: Identity) -> None:
         check(True, "reading is all an admin may do: writing Carlos's data is refused (42501)")
 
 
-def memory_story(db: Database, run_jobs: RunJobs) -> None:
+def memory_story(db: Database, identity: Identity, run_jobs: RunJobs) -> tuple[UUID, UUID]:
+    """Luz's story; her id and her profile conversation's."""
     title(7, "Long-term memory, written by the extraction worker")
     with closing(owner_connection()) as owner:
         luz = sign_up(owner, "luz@demo.supamem.dev")
-    db.call("register_user", user_id=luz)
+    db.call("register_user", user_id=luz, tenant_id=identity.tenant(STUDIO_TENANT))
     with db.as_user(luz) as tx:
         profile = tx.execute(
             "insert into memory.profiles (user_id, name, is_primary, timezone)"
@@ -268,6 +271,26 @@ def memory_story(db: Database, run_jobs: RunJobs) -> None:
                    f"{d['extractions']} turns extracted, {d['memories_added']} memories added" for d in days))
     totals = (sum(d["answers"] for d in days), sum(d["extractions"] for d in days))
     check(totals == (6, 5), "six answers, the five of the profile conversation extracted (the generic chat's never)")
+    return luz, profiled["id"]
+
+
+def metrics_story(db: Database, luz: UUID, conversation: UUID) -> None:
+    title(8, "Seed 004's success metrics: the month's report for a tenant")
+    with db.as_user(luz) as tx:
+        answer = tx.execute("select max(id) as id from memory.messages where conversation_id = %s and role = 'assistant'",
+                            [conversation])[0]["id"]
+    db.call_as(luz, "rate_answer", message_id=answer, helpful=True)
+    db.call_as(luz, "note_dashboard_visit")
+    say("Luz rates her last answer helpful and opens her memory settings (counted once a day).")
+    say("Her running studio's admin reads the month (GET /api/metrics/success):")
+    report = MetricsService(db).success_metrics(tenant_id=STUDIO_TENANT)
+    show(f"active users {report.active_users}, answers {report.answers}\n"
+         f"memories per 10 turns {report.memories_per_10_turns} (seed 004: 0.5-2.0)\n"
+         f"reference rate {report.reference_rate} (30%+)\n"
+         f"dashboard engagement {report.dashboard_engagement} (20% a month)\n"
+         f"duplicate rate {report.duplicate_rate} of {report.live_memories} live memories (under 10%)")
+    check(report.answers == 6 and report.dashboard_engagement == 1.0, "her six answers and her visit are counted")
+    check(report.duplicate_rate == 0, "no live memory near-duplicates another: the repeated goal was merged on write")
 
 
 def main(run_jobs: RunJobs) -> None:
@@ -280,7 +303,7 @@ def main(run_jobs: RunJobs) -> None:
         conversation_story(db, identity)
         isolation_story(db)
         tenant_story(db, identity)
-        memory_story(db, run_jobs)
+        metrics_story(db, *memory_story(db, identity, run_jobs))
     print()
     print(_style("1;32", "All done.") + " Run `make test` for the full suite (pgTAP, pytest, sqlfluff, ruff),")
     print("and `make serve` for the HTTP app: the chat, the REST API and the Memory settings page.")
