@@ -23,7 +23,6 @@ from psycopg.types.json import Jsonb
 
 from .current import read_current
 from .db import Database, Transaction
-from .errors import NotFoundError
 from .identity import NOBODY, Identity, TenantKey, tenant_uuid
 from .models import ConversationMessage, UserMemory, UserState
 
@@ -97,18 +96,7 @@ class UserMemoryClient:
 
     def delete_message(self, message_id: int, tenant_id: TenantKey = None) -> None:
         """Delete one message of this tenant; `MemoryNotFoundError` if missing or another tenant's."""
-        tenant = tenant_uuid(tenant_id)
-        with self.db.transaction() as tx:
-            # memory.delete_message takes no tenant (reported); service_role sees every tenant,
-            # so the tenant is checked here, in the same transaction, before deleting.
-            owned = tx.execute(
-                "select 1 from memory.messages as m"
-                " where m.id = %s and m.tenant_id is not distinct from %s for update",
-                [message_id, tenant],
-            )
-            if not owned:
-                raise NotFoundError(f"message {message_id} not found", sqlstate="P0002")
-            tx.call("delete_message", message_id=message_id)
+        self.db.call("delete_tenant_message", message_id=message_id, tenant_id=tenant_uuid(tenant_id))
 
     # -- user memory (key-value) ----------------------------------------------------------
 
