@@ -147,7 +147,17 @@ def test_delete_nonexistent(client):
     with pytest.raises(MemoryNotFoundError):
         client.delete_message(2**62, tenant_id=1)
     with pytest.raises(NotFoundError):
-        memory.delete_message(2**62)
+        memory.delete_message(2**62, None)
+
+
+def test_every_call_names_its_tenant(client, user):
+    """Seed 003: all functions require tenant_id; a call that forgets it fails before anything is
+    written into the system's namespace (None, named, is that namespace)."""
+    with pytest.raises(TypeError):
+        client.add_message(user, "user", "hi")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        memory.set_memory(user, "prefs", {"a": 1})  # type: ignore[call-arg]
+    assert client.count_messages(user, None) == 0 and client.get_memory(user, "prefs", None) is None
 
 
 def test_invalid_role_error(client, user):
