@@ -107,11 +107,11 @@ class ConversationService(Acting):
         owner = self._find_owner(user_id, tenant_id)
         if owner is None:
             return False
-        with self._transaction(owner) as tx:
-            if not tx.execute("select 1 from memory.conversations where id = %s and user_id = %s for update",
-                              [_uuid(conversation_id), owner.id]):
-                return False
-            tx.call("delete_conversation", conversation_id=_uuid(conversation_id))
+        try:
+            with self._transaction(owner) as tx:
+                tx.call("delete_conversation", conversation_id=_uuid(conversation_id), user_id=owner.id)
+        except NotFoundError:
+            return False
         return True
 
     def add_message(self, conversation_id: UUID | str, message: MessageCreate | dict[str, Any]) -> Message:

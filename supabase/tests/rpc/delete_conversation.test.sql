@@ -1,8 +1,8 @@
--- memory.delete_conversation(conversation): seed 001's delete_session. Deletes the conversation
+-- memory.delete_conversation(conversation, user): seed 001's delete_session. Deletes the conversation
 -- with its messages and returns how many turns went with it; a missing conversation, or one the
 -- caller may not delete, is not found (P0002) and stays.
 begin;
-select plan(13);
+select plan(15);
 
 -- Setup passes an explicit window so the file does not depend on the global retention defaults.
 select tests.create_cast('rpc-delete-conversation');
@@ -53,8 +53,11 @@ select is_empty(
     'its messages went with it'
 );
 
--- service_role deletes anyone's conversation.
+-- service_role deletes anyone's conversation; acting for a user, only theirs.
 select tests.authenticate_as_service_role();
+select throws_ok(format('select memory.delete_conversation(%L, %L)', tests.recall('other'), tests.recall('stranger')),
+    'P0002', null, 'service_role acting for a stranger gets not found');
+select isnt_empty($$select id from memory.conversations where id = tests.recall('other')::uuid$$, 'and it stays');
 select is(memory.delete_conversation(tests.recall('other')::uuid), 1, 'service_role deletes the owner''s other conversation: 1 turn');
 select is_empty($$select id from memory.conversations where user_id = tests.recall('owner')::uuid$$, 'the owner has no conversation left');
 
