@@ -471,10 +471,11 @@ class MemoryService(Acting):
         *,
         tenant_id: TenantKey = None,
     ) -> None:
-        """Record that the memories served assistant message `message_id` (seed 004's chips)."""
+        """Record that the memories served assistant message `message_id` (seed 004's chips);
+        NotFoundError when it is not an answer of the user's."""
         owner = self._owner(user_id, tenant_id)
         with self._transaction(owner) as tx:
-            tx.call("mark_memories_used", message_id=message_id, memory_ids=list(memory_ids))
+            tx.call("mark_memories_used", message_id=message_id, memory_ids=list(memory_ids), user_id=owner.id)
 
     @staticmethod
     def system_prompt_block(memories: list[Any]) -> str:

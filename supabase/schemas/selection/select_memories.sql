@@ -139,7 +139,7 @@ begin
     end loop;
     v_chosen := v_best[1:v_keep];
     if (p_record or p_message_id is not null) and cardinality(v_chosen) > 0 then
-        perform memory_private.record_selection(array(select c.id from unnest(v_chosen) as c), p_message_id);
+        perform memory_private.record_selection(array(select c.id from unnest(v_chosen) as c), p_message_id, v_user);
     end if;
     return query select * from unnest(v_chosen);
 end

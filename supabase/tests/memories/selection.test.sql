@@ -7,7 +7,7 @@
 -- records nothing: storing the answer with p_used_memory_ids does; memory.mark_memories_used
 -- records a use after the fact.
 begin;
-select plan(24);
+select plan(26);
 
 select tests.create_cast('memories-selection');
 with p as (insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Me', true) returning id)
@@ -167,13 +167,18 @@ select is_empty(
 select tests.clear_authentication();
 select tests.remember('chosen_refs', (select sum(reference_count) from memory.memories where id = any(tests.recall('chosen')::uuid[])));
 select tests.authenticate_as(tests.recall('stranger')::uuid);
-select memory.mark_memories_used(tests.recall('answer2')::bigint, tests.recall('chosen')::uuid[]);
+select throws_ok(format('select memory.mark_memories_used(%s, %L)', tests.recall('answer2'), tests.recall('chosen')),
+    'P0002', null, 'a stranger''s mark_memories_used finds no answer of theirs');
 select tests.authenticate_as_service_role();
+select throws_ok(
+    format('select memory.mark_memories_used(%s, %L, %L)', tests.recall('answer2'), tests.recall('chosen'), tests.recall('stranger')),
+    'P0002', null, 'nor does the service role acting for the stranger'
+);
 select results_eq(
     $$select (select used_memory_ids from memory.messages where id = tests.recall('answer2')::bigint),
         (select sum(reference_count)::integer from memory.memories where id = any(tests.recall('chosen')::uuid[]))$$,
     $$values ('{}'::uuid[], tests.recall('chosen_refs')::integer)$$,
-    'a stranger''s mark_memories_used changes neither the message nor the counters'
+    'their calls changed neither the message nor the counters'
 );
 
 -- mark_memories_used as service_role.
