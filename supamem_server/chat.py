@@ -24,7 +24,9 @@ counts both arms per day).
 
 No transaction stays open while the embeddings server or the model answers: each would hold a
 pooled connection for seconds, so a pool of ten would serve ten chats at a time. A model that
-fails is a 502, and a session this request started is deleted again.
+fails is a 502, and a session this request started is deleted again. A turn the database refuses
+to store (seed 001: "continue anyway") still answers: the response carries the answer and an
+`error` saying it was not stored, and a session this request started is deleted again.
 
 A database that cannot be reached does not stop the chat (seed 001, property 8; chat_outage): the
 answer comes with `degraded: true` and seed 001's `error` saying so, its turn written back on the
@@ -181,7 +183,7 @@ class _Question:
         if self.body.client_turn_id is not None:
             metadata[CLIENT_TURN_ID] = self.body.client_turn_id
         degraded = self.outage
-        answer_id = None
+        answer_id = error = None
         if not degraded:
             window = [Turn.from_row(t, user_id=str(self.user)) for t in self.context.get("history") or []]
             try:
@@ -205,16 +207,31 @@ class _Question:
                     raise
                 self.abandon()
                 return replayed
+            except SupamemError as exc:
+                # Seed 001: a turn that cannot be stored does not take the answer from the user.
+                error = self._unstored(exc)
             # The window as it stands now: what an outage answers from.
             services.fallback.remember(key, window)
         if degraded:
-            # Refused now, as the live write would refuse it: held, it would be dropped at write-back.
-            check_buffered_text("response", reply)
-            services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
-                                     client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
+            try:
+                # Refused now, as the live write would refuse it: held, it would be dropped at write-back.
+                check_buffered_text("response", reply)
+            except SupamemError as exc:
+                error = self._unstored(exc)
+            else:
+                services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
+                                         client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
         return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
-                            degraded=degraded, metadata=metadata, error=OUTAGE if degraded else None, answer_id=answer_id,
+                            degraded=degraded, metadata=metadata, error=error or (OUTAGE if degraded else None),
+                            answer_id=answer_id,
                             used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
+
+    def _unstored(self, exc: SupamemError) -> str:
+        """The answer stands but its turn is not stored (the database refused it): logged as seed 001
+        logs it, a session this request started goes, and the response's `error` says why."""
+        log.error("failed to store the conversation turn (user_id=%s, session_id=%s): %s", self.user, self.session, exc)
+        self.abandon()
+        return f"the answer could not be stored: {exc}"
 
 
 def _answered(user: UUID, session: UUID, usage: Usage, memories: int, arm: str | None, injection_ms: float) -> None:

@@ -536,11 +536,11 @@ def test_a_pasted_document_reaches_later_prompts_as_its_beginning(
         assert document[:20_001] not in system
 
 
-def test_a_streamed_answer_that_cannot_be_stored_ends_with_an_error_event(
+def test_a_streamed_answer_that_cannot_be_stored_ends_done_with_its_error(
     database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
 ) -> None:
-    """The status line went out with the first piece: a turn the database refuses afterwards (here
-    its conversation was deleted while the model wrote) is reported in the stream."""
+    """A turn the database refuses once the answer is written (here its conversation was deleted
+    while the model wrote) is reported in the stream's `done`: the answer, and why it was not stored."""
     for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
         lena = served.person()
 
@@ -549,8 +549,8 @@ def test_a_streamed_answer_that_cannot_be_stored_ends_with_an_error_event(
 
         llm_server.enqueue(Scripted(200, chunks=sse_chunks("Gone", " soon."), between=delete_the_conversation))
         events = _stream_chat(lena, {"message": "Are you there?"})
-        assert [kind for kind, _ in events] == ["token", "token", "error"]
-        assert events[-1][1]["detail"].startswith("the answer could not be stored")
+        assert [kind for kind, _ in events] == ["token", "token", "done"]
+        assert events[-1][1]["response"] == "Gone soon." and events[-1][1]["error"].startswith("the answer could not be stored")
         (messages,) = postgres_conn.execute("select count(*) from memory.messages where user_id = %s", [lena.id]).fetchone()
         assert messages == 0
 
@@ -596,19 +596,22 @@ def test_past_the_chat_limit_a_request_is_429_and_no_model_is_asked(
         assert mia.http.get("/api/memories").status_code == 200
 
 
-def test_an_answer_the_database_refuses_keeps_no_new_session(
+def test_an_answer_the_database_refuses_is_given_unstored_and_keeps_no_new_session(
     database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
 ) -> None:
-    """The model answered past the 100,000 characters a message holds, which the database refuses:
-    the session this request started is deleted again, as when the model fails (it stayed behind,
-    empty), streamed or not."""
+    """The model answered past the 100,000 characters a message holds, which the database refuses.
+    Seed 001: storing the turn failed, the chat goes on: the user gets the answer, its `error` says
+    it was not stored, and the session this request started is deleted again, streamed or not."""
     for served in serve(database_url, postgres_conn, llm=_model(llm_server)):
         ines = served.person()
         llm_server.enqueue(chat_completion("x" * 100_001), Scripted(200, chunks=sse_chunks("x" * 50_001, "x" * 50_000)))
-        refused = ines.http.post("/chat", json={"message": "Hello?"})
-        assert refused.status_code == 422, refused.text
+        given = ines.http.post("/chat", json={"message": "Hello?"})
+        assert given.status_code == 200, given.text
+        assert len(given.json()["response"]) == 100_001 and given.json()["answer_id"] is None
+        assert given.json()["error"].startswith("the answer could not be stored")
         streamed = ines.http.post("/chat", params={"stream": "true"}, json={"message": "Hello?"})
-        assert "event: error" in streamed.text and "the answer could not be stored" in streamed.text
+        done = json.loads(streamed.text.split("event: done\ndata: ", 1)[1].split("\n", 1)[0])
+        assert done["error"].startswith("the answer could not be stored") and len(done["response"]) == 100_001
         (left,) = postgres_conn.execute("select count(*) from memory.conversations where user_id = %s",
                                         [ines.id]).fetchone()
         assert left == 0, "the sessions these requests started are gone"
