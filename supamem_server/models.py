@@ -74,6 +74,9 @@ class Memory(Row):
     profile_id: UUID | None
     source_conversation_id: UUID | None
     source_message_id: int | None
+    #: The mode of the conversation it was drawn from (none for one added by hand): kept when that
+    #: conversation is gone.
+    origin_mode: str | None = None
     pinned: bool
     active: bool
     archived: bool

@@ -497,6 +497,22 @@ def test_settings_pin_edit_category_filter_and_an_older_memory_a_chip_names(brow
     expect(page.locator("#memory-list li:has-text('Reads poetry')")).to_have_count(1)
 
 
+def test_a_memory_from_a_deleted_conversation_says_so_not_added_by_hand(browser: Browser, served: Served) -> None:
+    """Seed 004: each memory shows which conversation it came from; once that conversation is
+    deleted (or swept), it still reads as drawn from one, not as added by hand."""
+    iris = served.person()
+    profile = with_main_profile(iris, ("Owns a red bicycle", "fact"))
+    told = iris.http.post("/chat", json={"message": "I keep bees in the garden", "profile_id": profile}).json()
+    served.postgres_conn.execute(
+        "select memory.remember('Keeps bees in the garden', 'fact', %s, p_source_message_id => %s)",
+        [iris.id, told["answer_id"] - 1])
+    assert iris.http.delete(f"/api/conversations/{told['conversation_id']}").status_code == 204
+    page = signed_in(browser, served, iris, "/settings/memory")
+    expect(page.locator("#memory-list li", has_text="Keeps bees").locator(".source")).to_have_text(
+        "from a conversation since deleted")
+    expect(page.locator("#memory-list li", has_text="red bicycle").locator(".source")).to_have_text("added by hand")
+
+
 def test_a_memory_added_before_the_live_stream_opens_is_listed_once_it_opens(browser: Browser, served: Served) -> None:
     """Announcements are not replayed: the settings list reads itself again when its stream opens,
     so a memory another device added while none was open (the page loading, a stream reconnecting)

@@ -425,8 +425,10 @@ async function loadOverview() {
 }
 
 function memoryItem(memory) {
+  // A memory drawn from a conversation keeps its mode when the conversation is deleted or swept.
   const source = memory.source_conversation_id
-    ? `from “${settings.conversations.get(memory.source_conversation_id) || "a conversation"}”` : "added by hand";
+    ? `from “${settings.conversations.get(memory.source_conversation_id) || "a conversation"}”`
+    : memory.origin_mode ? "from a conversation since deleted" : "added by hand";
   const text = el("span", { class: "content" }, memory.content);
   const item = el("li", { id: `memory-${memory.id}`, "data-type": memory.type, class: memory.pinned ? "pinned" : "" },
     el("span", { class: "type" }, memory.type), text, " ",
