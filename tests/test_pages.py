@@ -646,6 +646,24 @@ def test_a_sign_in_link_of_another_account_asks_before_switching(browser: Browse
     assert page.evaluate("sessionStorage.getItem('supamem.token')") == mallory.token
 
 
+def test_the_onboarding_notice_is_each_accounts_own(browser: Browser, served: Served) -> None:
+    """Seed 004's onboarding comes with each user's first profile chat: dismissed by one account, it
+    still comes for another signed in on the same browser."""
+    gus, hal = served.person(), served.person()
+    with_main_profile(gus)
+    with_main_profile(hal)
+    page = signed_in(browser, served, gus, "/chat")
+    expect(page.locator("#onboarding")).to_be_visible()
+    page.click("#onboarding-ok")
+    page.reload()
+    expect(page.locator("body[data-ready=yes]")).to_be_attached()
+    expect(page.locator("#onboarding")).to_be_hidden()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{served.url}/signin#token={hal.token}&next=/chat")
+    expect(page.locator("body[data-page=chat][data-ready=yes]")).to_be_attached()
+    expect(page.locator("#onboarding")).to_be_visible()
+
+
 def test_pages_run_only_this_sites_scripts_and_are_framed_by_nobody(served: Served) -> None:
     erin = served.person()
     for path in ("/signin", "/chat", "/settings/memory"):

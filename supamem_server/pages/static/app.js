@@ -233,10 +233,15 @@ async function startSession(profileId) {
   onboard(profileId);
 }
 
+// Each account's own: another account signed in on the same browser gets the notice too.
+function onboardedKey() {
+  return `supamem.onboarded.${me()}`;
+}
+
 // Seed 004: the notice comes with the first chat from the Main Profile, however it got there.
 function onboard(profileId) {
   const primary = primaryProfile();
-  if (primary && profileId === primary.id && !localStorage.getItem("supamem.onboarded")) {
+  if (primary && profileId === primary.id && !localStorage.getItem(onboardedKey())) {
     document.getElementById("onboarding").hidden = false;
   }
 }
@@ -374,7 +379,7 @@ async function chatPage() {
     showConversation(await api("PUT", `/api/conversations/${chat.session}`, { remember: event.target.checked }));
   });
   document.getElementById("onboarding-ok").addEventListener("click", () => {
-    localStorage.setItem("supamem.onboarded", "yes");
+    localStorage.setItem(onboardedKey(), "yes");
     document.getElementById("onboarding").hidden = true;
   });
   document.getElementById("toast-undo").addEventListener("click", () => chat.undo && chat.undo());
