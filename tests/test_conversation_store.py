@@ -138,7 +138,8 @@ def test_resolve_reference_counts_within_the_window(store, make_id):
 
 
 @pytest.mark.usefixtures("retention_sweep_paused")
-def test_cleanup_old_turns_deletes_only_expired(store, postgres_conn, make_id):
+def test_cleanup_old_turns_deletes_only_expired(store, postgres_conn, make_id, caplog):
+    """Seed 000: the cleanup deletes only expired turns and logs how many it deleted."""
     user = make_id("cleanup")
     for n in (1, 2, 3):
         store.store_turn(user, f"q{n}", f"a{n}")
@@ -149,7 +150,9 @@ def test_cleanup_old_turns_deletes_only_expired(store, postgres_conn, make_id):
         [conversation["id"]],
     )
     assert [h["turn_number"] for h in store.get_history(user)] == [3]  # hidden before the sweep
-    assert store.cleanup_old_turns(user) == 2
+    with caplog.at_level(logging.INFO, logger="supamem"):
+        assert store.cleanup_old_turns(user) == 2
+    assert f"cleanup_old_turns: deleted 2 expired turns of user_id={user}" in caplog.messages
     assert {r["turn_number"] for r in stored_messages(postgres_conn, conversation["id"])} == {3}
     assert store.cleanup_old_turns(user) == 0
 

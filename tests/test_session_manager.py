@@ -177,6 +177,25 @@ def test_cleanup_old_conversations(manager, postgres_conn, make_id):
     assert [t.query_text for t in manager.get_session_history(fresh)] == ["fresh"]
 
 
+def test_cleanup_logs_its_statistics_and_a_failure_is_reported_not_raised(manager, caplog):
+    """Seed 001's cleanup service: each run logs what it deleted and how long it took; a run that
+    fails (here the database is unreachable) logs the error and reports it in `errors`, and the
+    caller goes on."""
+    with caplog.at_level(logging.INFO, logger="supamem"):
+        ran = manager.cleanup_old_conversations()
+    assert ran.errors == [] and any(m.startswith("cleanup: ") and " turns deleted in " in m for m in caplog.messages)
+    caplog.clear()
+    unreachable = ConversationMemoryManager(Database("postgresql://postgres@127.0.0.1:1/none", connect_timeout=1))
+    try:
+        with caplog.at_level(logging.INFO, logger="supamem"):
+            failed = unreachable.cleanup_old_conversations()
+    finally:
+        unreachable.db.close()
+    assert len(failed.errors) == 1 and failed.errors[0].startswith("DatabaseUnavailableError")
+    assert (failed.sessions_deleted, failed.turns_deleted) == (0, 0)
+    assert any(r.levelno >= logging.WARNING and "cleanup_old_conversations" in r.getMessage() for r in caplog.records)
+
+
 def test_invalid_input_raises_and_logs_context(manager, make_id, caplog):
     user = make_id()
     session = manager.create_session(user)
