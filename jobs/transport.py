@@ -295,14 +295,15 @@ def transport_from_env(
     pool_size: int = 10,
     application_name: str = "supamem-jobs",
 ) -> Transport:
-    """The Data API when SUPABASE_URL is set (with SUPABASE_SERVICE_ROLE_KEY), else Postgres at
-    DATABASE_URL (default: the local stack). `application_name` shows in pg_stat_activity."""
+    """The Data API when SUPABASE_URL is set (with SUPABASE_SERVICE_ROLE_KEY, or seed 001's name for
+    it, SUPABASE_KEY), else Postgres at DATABASE_URL (default: the local stack). `application_name`
+    shows in pg_stat_activity."""
     env = os.environ if env is None else env
     url = env.get("SUPABASE_URL")
     if url:
-        key = env.get("SUPABASE_SERVICE_ROLE_KEY")
+        key = env.get("SUPABASE_SERVICE_ROLE_KEY") or env.get("SUPABASE_KEY")
         if not key:
-            raise ValueError("SUPABASE_URL is set but SUPABASE_SERVICE_ROLE_KEY is not")
+            raise ValueError("SUPABASE_URL is set but SUPABASE_SERVICE_ROLE_KEY (or SUPABASE_KEY) is not")
         return SupabaseTransport(url, key)
     db = Database(
         env.get("DATABASE_URL") or database_url(),

@@ -251,3 +251,6 @@ def test_transport_from_env_picks_the_data_api_when_configured(data_api: DataAPI
     direct.close()
     with pytest.raises(ValueError, match="SUPABASE_SERVICE_ROLE_KEY"):
         transport_from_env({"SUPABASE_URL": data_api.url})
+    seed_001 = transport_from_env({"SUPABASE_URL": data_api.url, "SUPABASE_KEY": data_api.service_role_key})
+    assert isinstance(seed_001, SupabaseTransport) and isinstance(seed_001.rpc("job_stats"), list), "seed 001's name"
+    seed_001.close()
