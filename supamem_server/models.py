@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from supamem.fallback import CLIENT_TURN_ID
 
-Mode = Literal["chat", "astro", "profile", "together", "swiss"]
-MemoryType = Literal["fact", "preference", "entity", "project", "decision", "emotion", "goal", "pattern", "relationship"]
+#: A conversation's mode and a memory's type, as the database knows them: the table's mode check and
+#: the rows of `memory.memory_types` (a team may add a type) refuse others, naming what they take.
+Mode = Annotated[str, Field(min_length=1, max_length=100)]
+MemoryType = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 class Row(BaseModel):

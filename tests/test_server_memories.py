@@ -124,7 +124,8 @@ def test_another_users_memory_is_not_found_and_untouched(served: Served) -> None
 def test_bad_memory_bodies_are_422_and_change_nothing(served: Served) -> None:
     carol = served.person()
     _main_profile(carol)
-    assert carol.http.post("/api/memories", json={"content": "x", "type": "gossip"}).status_code == 422
+    gossip = carol.http.post("/api/memories", json={"content": "x", "type": "gossip"})
+    assert gossip.status_code == 422 and "unknown memory type 'gossip'" in gossip.text, "the database names it"
     empty = carol.http.post("/api/memories", json={"content": "   ", "type": "fact"})
     assert empty.status_code == 422 and "sqlstate" in empty.json()
     assert carol.http.post("/api/memories", json={"content": "ok", "type": "fact", "confidence": 7}).status_code == 422
@@ -139,6 +140,22 @@ def test_bad_memory_bodies_are_422_and_change_nothing(served: Served) -> None:
     assert (pinned["id"], pinned["pinned"]) == (kept, True)
     typed = carol.http.put(f"/api/memories/{kept}", json={"memory_type": "goal"}).json()
     assert (typed["type"], typed["content"]) == ("goal", "Kept as is")
+
+
+def test_a_memory_type_the_team_added_is_taken(served: Served) -> None:
+    """Memory types are rows of memory.memory_types, which a team may extend: the API takes what
+    the database knows, not a list of its own."""
+    dora = served.person()
+    _main_profile(dora)
+    served.postgres_conn.execute("insert into memory.memory_types (type, weight, description)"
+                                 " values ('habit', 1.1, 'Something done regularly.')")
+    try:
+        made = dora.http.post("/api/memories", json={"content": "Walks the dog at seven", "type": "habit"})
+        assert made.status_code == 201, made.text
+        assert [m["type"] for m in dora.http.get("/api/memories", params={"type": "habit"}).json()] == ["habit"]
+    finally:
+        served.postgres_conn.execute("delete from memory.memories where type = 'habit'")
+        served.postgres_conn.execute("delete from memory.memory_types where type = 'habit'")
 
 
 def test_extract_queues_the_conversations_turns(served: Served) -> None:
