@@ -1,7 +1,7 @@
 """Seed 002's `ConversationService` over the SQL API: permanent conversations and their messages.
 
 Each method is one RPC or one RLS-bound statement (`memory.create_conversation`,
-`list_conversations`, `delete_conversation`, `add_message`, `history`); turn numbers, the
+`list_conversations`, `update_conversation`, `delete_conversation`, `add_message`, `history`); turn numbers, the
 conversation's activity time, retention and extraction are the database's. Who acts for
 `user_id` is `supamem.acting`'s rule: a Supabase Auth user as themselves under RLS, anyone else
 as service_role for that user, so another user's conversation is not found either way.
@@ -16,20 +16,17 @@ role, for the conversation's owner.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 from uuid import UUID
 
-from psycopg import sql
+from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .acting import Acting
-from .db import Transaction
 from .errors import InvalidInputError, NotFoundError
 from .identity import TenantKey, as_uuid
 from .models import Conversation, Message
-
-#: What `update_conversation` may change (the columns a signed-in user may update).
-UPDATABLE = ("title", "archived", "remember", "profile_id", "mode", "metadata")
 
 
 class MessageCreate(BaseModel):
@@ -99,7 +96,8 @@ class ConversationService(Acting):
             return self.get_conversation(conversation_id, user_id, tenant_id=tenant_id)
         owner = self._owner(user_id, tenant_id, create=False)
         with self._transaction(owner) as tx:
-            row = update_conversation_row(tx, _uuid(conversation_id), updates, owner.id)
+            row = tx.call_one("update_conversation", conversation_id=_uuid(conversation_id), changes=changes(updates),
+                              user_id=owner.id)
         return Conversation.model_validate(row)
 
     def delete_conversation(self, conversation_id: UUID | str, user_id: str | UUID, *, tenant_id: TenantKey = None) -> bool:
@@ -130,28 +128,13 @@ class ConversationService(Acting):
         return [Message.model_validate(r) for r in rows]
 
 
-def update_conversation_row(
-    tx: Transaction, conversation_id: UUID, changes: dict[str, Any], user_id: UUID | None = None,
-) -> dict[str, Any]:
-    """One statement: `changes` (columns of UPDATABLE) to a conversation of `user_id`, or, with no
-    user, whichever row-level security lets the caller change; NotFoundError when there is none."""
-    unknown = sorted(set(changes) - set(UPDATABLE))
-    if unknown:
-        raise InvalidInputError(f"cannot update {', '.join(unknown)}: only {', '.join(UPDATABLE)}")
-    # Column names come from UPDATABLE, never from input; values are parameters.
-    assignments = sql.SQL(", ").join(sql.SQL("{} = {}").format(sql.Identifier(name), sql.Placeholder(name)) for name in changes)
-    rows = tx.execute(
-        sql.SQL("update memory.conversations set {} where id = %(id)s"
-                " and (%(user)s::uuid is null or user_id = %(user)s::uuid) returning *").format(assignments),
-        {**changes, "id": conversation_id, "user": user_id},
-    )
-    if not rows:
-        raise NotFoundError("conversation not found", sqlstate="P0002")
-    return rows[0]
-
-
 def _uuid(value: UUID | str) -> UUID:
     found = as_uuid(value)
     if found is None:
         raise InvalidInputError(f"{value!r} is not a conversation id (a UUID)")
     return found
+
+
+def changes(updates: dict[str, Any]) -> Jsonb:
+    """A conversation's changes as `memory.update_conversation` takes them (ids as text)."""
+    return Jsonb(updates, dumps=lambda value: json.dumps(value, default=str))

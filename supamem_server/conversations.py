@@ -7,7 +7,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
 
-from supamem.conversations import update_conversation_row
+from supamem.conversations import changes as conversation_changes
 
 from . import chat_outage
 from .deps import Tx, UserId, visible
@@ -66,7 +66,8 @@ def update_conversation(tx: Tx, conversation_id: UUID, body: ConversationChanges
     changes = body.model_dump(exclude_unset=True)
     if not changes:
         return _one(tx, conversation_id)
-    return Conversation.model_validate(update_conversation_row(tx, conversation_id, changes))
+    return Conversation.model_validate(tx.call_one("update_conversation", conversation_id=conversation_id,
+                                                   changes=conversation_changes(changes)))
 
 
 @router.delete("/{conversation_id}", status_code=204, summary="Delete a conversation and its messages")
