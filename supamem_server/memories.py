@@ -81,8 +81,8 @@ def update_memory(tx: Tx, memory_id: UUID, body: MemoryChanges) -> Memory:
     current = _memory(tx, memory_id)
     if {"content", "type", "category", "confidence"} & body.model_fields_set:
         current = Memory.model_validate(tx.call_one(
-            "revise_memory", memory_id=memory_id, content=current.content if body.content is None else body.content,
-            type=body.type, category=body.category,
+            # Left out, a field keeps its value: revise_memory takes it from the memory it locks.
+            "revise_memory", memory_id=memory_id, content=body.content, type=body.type, category=body.category,
             confidence=None if body.confidence is None else Decimal(str(body.confidence))))
     if body.pinned is not None:
         current = Memory.model_validate(tx.call_one("pin_memory", memory_id=current.id, pinned=body.pinned))
