@@ -19,6 +19,7 @@ import pytest
 from client_helpers import ROOT
 from llm_server import Scripted, ScriptedLLMServer, llm_server, sse_chunks  # noqa: F401 (fixture)
 from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+from psycopg.types.json import Jsonb
 from server_helpers import Person, Served, serve
 
 from jobs.llm import LLMClient, LLMSettings
@@ -570,11 +571,15 @@ def test_summaries_show_their_themes_mark_recurring_ones_and_compare_a_year_on_d
     profile = with_main_profile(jose)
     now = datetime.now(UTC)
     conn = served.postgres_conn
-    for year, feeling, thinking, themes in ((now.year, "A calm month.", "Planned ahead.", ["running", "family"]),
-                                            (now.year - 1, "A busy month.", "Reacted a lot.", ["running", "work"])):
+    # Seed 004's astrological context (dominant transits, planetary influences) is the month's context.
+    for year, feeling, thinking, themes, context in (
+        (now.year, "A calm month.", "Planned ahead.", ["running", "family"], {"dominant_transits": "Saturn trine Sun"}),
+        (now.year - 1, "A busy month.", "Reacted a lot.", ["running", "work"], {}),
+    ):
         conn.execute(
             "insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary, cognitive_summary,"
-            " key_themes) values (%s, %s, %s, %s, %s, %s, %s)", [jose.id, profile, year, now.month, feeling, thinking, themes])
+            " key_themes, context) values (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [jose.id, profile, year, now.month, feeling, thinking, themes, Jsonb(context)])
     conn.execute(
         "insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number, week_start_date, week_end_date,"
         " emotional_summary, key_themes, dominant_patterns, conversation_count)"
@@ -587,6 +592,7 @@ def test_summaries_show_their_themes_mark_recurring_ones_and_compare_a_year_on_d
     expect(this_month.locator(".cognitive")).to_have_text("Planned ahead.")
     expect(this_month.locator(".theme.recurring")).to_have_text(["running"])
     expect(this_month.locator(".theme:not(.recurring)")).to_have_text(["family"])
+    expect(this_month.locator(".context")).to_have_text("dominant transits: Saturn trine Sun")
     expect(page.locator("#weekly li")).to_contain_text("A steady week.")
     expect(page.locator("#weekly li .theme")).to_have_text(["running", "early runs"])
 

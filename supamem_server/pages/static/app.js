@@ -532,6 +532,10 @@ async function loadSummaries() {
     return el("li", { id: `month-${label}` },
       el("strong", {}, label), ": ", m.emotional_summary, " ",
       m.cognitive_summary ? el("span", { class: "cognitive" }, m.cognitive_summary) : "", " ", themes(m.key_themes), " ",
+      // The month's context from its mode: in astro mode seed 004's dominant transits and planetary influences.
+      Object.keys(m.context || {}).length ? el("span", { class: "context" }, Object.entries(m.context)
+        .map(([key, value]) => `${key.replace(/_/g, " ")}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
+        .join(" · ")) : "", " ",
       el("button", { type: "button", class: "compare", onclick: () => compareMonth(m, result) },
         `Compare with ${m.year - 1}`), result);
   }) : [el("li", {}, "No monthly summaries yet.")]));
