@@ -16,12 +16,12 @@ from jobs.llm import LLMClient
 from supamem.db import Database
 from supamem.fallback import FallbackBuffer
 
-from . import chat, chat_outage, conversations, errors, events, memories, metrics, pages, participants, profiles
+from . import chat, chat_outage, conversations, errors, events, memories, metrics, monitoring, pages, participants, profiles
 from .auth import TokenVerifier
 from .settings import ServerSettings
 
 routers = (chat.router, conversations.router, participants.router, memories.router, profiles.router, events.router,
-           metrics.router, pages.router)
+           metrics.router, monitoring.router, pages.router)
 
 
 @dataclass
@@ -42,6 +42,11 @@ class Services:
     #: Chat turns answered while the database was unreachable, until they are written back.
     fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The app's metrics (`GET /metrics`).
+    monitoring: monitoring.Monitoring = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.monitoring = monitoring.Monitoring(self)
 
 
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
@@ -69,6 +74,7 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
     app = FastAPI(title="supamem", summary="Conversation memory for LLM chat apps, over Supabase Postgres",
                   version="0.1.0", lifespan=lifespan)
     app.state.supamem = services
+    app.add_middleware(monitoring.Measured, monitoring=services.monitoring)
     errors.install(app)
     for router in routers:
         app.include_router(router)

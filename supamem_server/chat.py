@@ -206,6 +206,7 @@ class _Question:
                 if replayed is None:
                     raise
                 self.abandon()
+                services.monitoring.answered("replayed")
                 return replayed
             except SupamemError as exc:
                 # Seed 001: a turn that cannot be stored does not take the answer from the user.
@@ -221,6 +222,7 @@ class _Question:
             else:
                 services.fallback.append(key, str(self.user), self.body.message, reply, metadata, used,
                                          client_turn_id=self.body.client_turn_id, profile_id=self.body.profile_id)
+        services.monitoring.answered("unstored" if error else "degraded" if degraded else "stored")
         return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
                             degraded=degraded, metadata=metadata, error=error or (OUTAGE if degraded else None),
                             answer_id=answer_id,
@@ -295,6 +297,7 @@ def _prepare(request: Request, verified: dict[str, Any], body: ChatRequest) -> _
 def answer(request: Request, verified: dict[str, Any], body: ChatRequest) -> ChatResponse:
     question = _prepare(request, verified, body)
     if question.replayed is not None:
+        request.app.state.supamem.monitoring.answered("replayed")
         return question.replayed
     try:
         completion = request.app.state.supamem.llm.answer(question.messages())
@@ -338,6 +341,7 @@ def streamed(request: Request, verified: dict[str, Any], body: ChatRequest) -> S
     """The answer as the model writes it; the turn stored once it is whole."""
     question = _prepare(request, verified, body)
     if question.replayed is not None:
+        request.app.state.supamem.monitoring.answered("replayed")
         replayed = question.replayed
         return StreamingResponse(
             iter([_event("token", json.dumps(replayed.response)), _event("done", replayed.model_dump_json())]),

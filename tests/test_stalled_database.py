@@ -107,6 +107,8 @@ def test_the_chat_answers_degraded_through_a_partition(database_url, postgres_co
             "select turn_number, content from memory.messages where conversation_id = %s and role = 'user'"
             " order by turn_number", [session]).fetchall()
         assert rows == [(1, "Plan my running week"), (2, "And on weekends?"), (3, "And rest days?")]
+        scraped = served.anonymous().get("/metrics").text
+        assert 'supamem_chat_answers_total{outcome="degraded"} 1.0' in scraped, "the outage is counted"
 
 
 def test_a_statement_cancelled_at_its_timeout_is_an_outage(client_db):

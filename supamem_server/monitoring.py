@@ -1,0 +1,82 @@
+"""Seed 001's and seed 004's monitoring: what the app does, as Prometheus metrics at `GET /metrics`
+(the text format any Prometheus, Grafana Agent or OpenTelemetry collector scrapes), one registry
+per app:
+
+- `supamem_http_requests_total{method, route, status}` and `supamem_http_request_seconds{method,
+  route}`: error rates and latency percentiles per route (the route's template, never an id);
+- `supamem_chat_answers_total{outcome}`: `stored`, `degraded` (the database unreachable: held for
+  write-back, seed 001's fallback), `unstored` (the database refused the turn: given, not
+  stored), `replayed` (a request sent again);
+- `supamem_held_turns`: turns held through an outage, waiting for their write-back;
+- `supamem_database_available`: 1 while the connection pool is up, 0 while it reconnects.
+
+Alert on `supamem_database_available == 0` for a few minutes (seed 001's sustained database
+failures) and on the share of 5xx. The figures are counts and times: no user's data is in them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+Outcome = Literal["stored", "degraded", "unstored", "replayed"]
+
+router = APIRouter(tags=["monitoring"])
+
+
+class Monitoring:
+    """The app's metrics, in a registry of its own."""
+
+    def __init__(self, services: Any) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("supamem_http_requests", "HTTP requests by route and status",
+                                ["method", "route", "status"], registry=self.registry)
+        self.seconds = Histogram("supamem_http_request_seconds", "HTTP request duration by route (a stream: until it ends)",
+                                 ["method", "route"], registry=self.registry)
+        self.answers = Counter("supamem_chat_answers", "Chat answers by what became of their turn", ["outcome"],
+                               registry=self.registry)
+        Gauge("supamem_held_turns", "Turns held through an outage until their write-back",
+              registry=self.registry).set_function(lambda: len(services.fallback))
+        Gauge("supamem_database_available", "1 while the connection pool is up",
+              registry=self.registry).set_function(lambda: float(services.db.is_open))
+
+    def answered(self, outcome: Outcome) -> None:
+        self.answers.labels(outcome).inc()
+
+
+class Measured:
+    """ASGI middleware timing every HTTP request by its route's template. Plain ASGI, so a streamed
+    answer's disconnect reaches the route as it would without it."""
+
+    def __init__(self, app: ASGIApp, monitoring: Monitoring) -> None:
+        self.app = app
+        self.monitoring = monitoring
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            # The router names the matched route on the scope; anything else is one label.
+            route = getattr(scope.get("route"), "path", "unmatched")
+            self.monitoring.requests.labels(scope["method"], route, str(status)).inc()
+            self.monitoring.seconds.labels(scope["method"], route).observe(time.perf_counter() - started)
+
+
+@router.get("/metrics", include_in_schema=False)
+def metrics(request: Request) -> Response:
+    return Response(generate_latest(request.app.state.supamem.monitoring.registry), media_type=CONTENT_TYPE_LATEST)
