@@ -12,10 +12,7 @@
 --   profile (trigram similarity >= dedup_threshold, the dedup's own measure), now (target < 10 %).
 -- Rates are null where their count is 0. The service role reads every user or names a tenant; a
 -- tenant admin names a tenant they administer; anyone else is refused (42501).
-create function memory.success_metrics(
-    p_month date default null, p_tenant_id uuid default null, p_many integer default 50
-)
-returns table (
+create type memory.success_metrics_report as (
     month date,
     active_users integer,
     answers integer,
@@ -35,7 +32,14 @@ returns table (
     retained_with_fewer_memories numeric,
     live_memories integer,
     duplicate_rate numeric
+);
+
+comment on type memory.success_metrics_report is 'A month of seed 004''s success metrics (memory.success_metrics).';
+
+create function memory.success_metrics(
+    p_month date default null, p_tenant_id uuid default null, p_many integer default 50
 )
+returns setof memory.success_metrics_report
 language plpgsql
 set search_path = ''
 as $$
@@ -50,27 +54,7 @@ grant execute on function memory.success_metrics(date, uuid, integer) to authent
 -- Why: memory.success_metrics' body, run as the owner: the figures span users no policy shows one
 -- caller, so the caller's right to them is checked here, once.
 create function memory_private.success_metrics(p_month date, p_tenant_id uuid, p_many integer)
-returns table (
-    month date,
-    active_users integer,
-    answers integer,
-    memories_added integer,
-    memories_per_10_turns numeric,
-    answers_with_memories integer,
-    reference_rate numeric,
-    rated_with_memories integer,
-    helpful_with_memories numeric,
-    rated_held_out integer,
-    helpful_held_out numeric,
-    dashboard_users integer,
-    dashboard_engagement numeric,
-    users_with_many_memories integer,
-    retained_with_many_memories numeric,
-    users_with_fewer_memories integer,
-    retained_with_fewer_memories numeric,
-    live_memories integer,
-    duplicate_rate numeric
-)
+returns setof memory.success_metrics_report
 language plpgsql
 security definer
 set search_path = ''
