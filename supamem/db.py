@@ -30,7 +30,8 @@ Connection handling:
 - with a `deadline`, a checkout (a call, a transaction) that holds its connection for longer is
   cut (supamem.deadline): a server that stopped answering, behind a network partition or a
   stalled proxy, fails the call at once with `DatabaseUnavailableError` instead of after TCP's
-  quarter of an hour, and the pool is retired as when the server is down.
+  quarter of an hour; when a new connection cannot be made either, the pool is retired as when
+  the server is down.
 
 Supavisor: `set role` in `configure` is session state, so use a direct connection or Supavisor's
 session mode (port 5432). Behind transaction mode (port 6543) pass `prepare_threshold=None`
@@ -193,7 +194,8 @@ class Database:
         deadline: seconds a call or transaction may hold its connection before it is cut and the
             call fails with `DatabaseUnavailableError` (the server stopped answering); None waits
             as long as TCP does. Set it above the server's `statement_timeout`, so that a slow
-            statement is cancelled by the server first.
+            statement is cancelled by the server first. The pool is retired only when a new
+            connection cannot be made within `connect_timeout` either.
     """
 
     def __init__(
@@ -342,9 +344,16 @@ class Database:
     def is_open(self) -> bool:
         return self._pool is not None
 
+    @property
+    def is_down(self) -> bool:
+        """Known to be unreachable: a reconnect is running (a pool not opened yet is not down)."""
+        return self._closed or self._reconnecting is not None
+
     def close(self) -> None:
         self._closed = True
         self._stopping.set()
+        if self._deadline is not None:
+            self._deadline.close()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -380,23 +389,28 @@ class Database:
 
     @contextmanager
     def _watched(self, pool: ConnectionPool[Any], conn: psycopg.Connection[Any]) -> Iterator[None]:
-        """The work done on `conn`, cut at the deadline: the server stopped answering, so the pool
-        is retired and calls fail at once until a new one connects."""
+        """The work done on `conn`, cut at the deadline: the server stopped answering. When it does
+        not take a new connection either, the pool is retired and calls fail at once until a new
+        one connects."""
         if self._deadline is None:
             yield
             return
-        with self._deadline.watching(conn) as watch:
-            try:
+        watch = None
+        try:
+            with self._deadline.watching(conn) as watch:
                 yield
-            except (psycopg.Error, SupamemError) as exc:
-                if not watch.cut:
-                    raise
+        except (psycopg.Error, SupamemError) as exc:
+            if watch is None or not watch.cut:
+                raise
+            # One slow checkout (several statements, each within the server's statement_timeout)
+            # is not an outage: the pool goes only when a new connection cannot be made either.
+            if self._refusal() is not None:
                 self._retire(pool)
-                raise DatabaseUnavailableError(
-                    f"database unavailable: no answer within the {self._deadline.seconds:g}s deadline"
-                ) from exc
-            if watch.cut:  # answered as it was cut: the pool must not hand out the dead connection
-                conn.close()
+            raise DatabaseUnavailableError(
+                f"database unavailable: no answer within the {self._deadline.seconds:g}s deadline"
+            ) from exc
+        if watch is not None and watch.cut:  # answered as it was cut: the pool must not hand out a dead connection
+            conn.close()
 
     def _refusal(self) -> str | None:
         """One direct connection attempt: None when it connects, else why not (a server that is

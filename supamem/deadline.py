@@ -33,7 +33,8 @@ class Watch:
 
 
 class Deadline:
-    """Cut connections held for longer than `seconds`. One daemon thread, started on first use."""
+    """Cut connections held for longer than `seconds`. One daemon thread, started on first use and
+    stopped by `close()`."""
 
     def __init__(self, seconds: float) -> None:
         if not seconds > 0:
@@ -42,13 +43,16 @@ class Deadline:
         self._watches: set[Watch] = set()
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._closed = False
 
     @contextmanager
     def watching(self, conn: psycopg.Connection[Any]) -> Iterator[Watch]:
+        """Watch `conn` for the block. Read the watch's `cut` after the block: once it has ended, the
+        watch is gone (under the lock the cutting thread holds), so `cut` no longer changes."""
         watch = Watch(conn, time.monotonic() + self.seconds)
         with self._changed:
             self._watches.add(watch)
-            if self._thread is None:
+            if self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=self._run, name="supamem-deadline", daemon=True)
                 self._thread.start()
             elif len(self._watches) == 1:  # the thread waits for a first watch: every later one is due later
@@ -59,9 +63,14 @@ class Deadline:
             with self._changed:
                 self._watches.discard(watch)
 
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+
     def _run(self) -> None:
         with self._changed:
-            while True:
+            while not self._closed:
                 now = time.monotonic()
                 for watch in [w for w in self._watches if w.due <= now]:
                     self._watches.discard(watch)
@@ -78,7 +87,12 @@ def _shut(conn: psycopg.Connection[Any]) -> None:
         fd = os.dup(conn.pgconn.socket)
     except (OSError, psycopg.OperationalError):  # closed meanwhile
         return
-    with socket.socket(fileno=fd) as sock:
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # not a socket any more: nothing to cut
+        os.close(fd)
+        return
+    with sock:
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:

@@ -63,8 +63,9 @@ class MetricsService(Acting):
     def success_metrics(
         self, month: date | None = None, *, tenant_id: TenantKey = None, many: int = 50
     ) -> SuccessMetrics:
-        """The month's report (default: this month) over every user, or one tenant's; `many` is
-        the memories a user keeps to count among those with many (seed 004: 50)."""
+        """The month's report (default: this month, UTC) over every user of every tenant, or one
+        tenant's (`tenant_id`; here None is everyone, not the system's namespace); `many` is the
+        memories a user keeps to count among those with many (seed 004: 50)."""
         with self.db.transaction() as tx:
             (row,) = tx.call("success_metrics", month=month, tenant_id=tenant_uuid(tenant_id), many=many)
         return SuccessMetrics.model_validate(row)

@@ -8,7 +8,8 @@ per app:
   write-back, seed 001's fallback), `unstored` (the database refused the turn: given, not
   stored), `replayed` (a request sent again);
 - `supamem_held_turns`: turns held through an outage, waiting for their write-back;
-- `supamem_database_available`: 1 while the connection pool is up, 0 while it reconnects.
+- `supamem_database_available`: 0 while the database is known to be unreachable (the pool
+  reconnecting), else 1.
 
 Alert on `supamem_database_available == 0` for a few minutes (seed 001's sustained database
 failures) and on the share of 5xx. The figures are counts and times: no user's data is in them.
@@ -24,6 +25,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 Outcome = Literal["stored", "degraded", "unstored", "replayed"]
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 router = APIRouter(tags=["monitoring"])
 
@@ -41,8 +43,8 @@ class Monitoring:
                                registry=self.registry)
         Gauge("supamem_held_turns", "Turns held through an outage until their write-back",
               registry=self.registry).set_function(lambda: len(services.fallback))
-        Gauge("supamem_database_available", "1 while the connection pool is up",
-              registry=self.registry).set_function(lambda: float(services.db.is_open))
+        Gauge("supamem_database_available", "0 while the database is known to be unreachable",
+              registry=self.registry).set_function(lambda: float(not services.db.is_down))
 
     def answered(self, outcome: Outcome) -> None:
         self.answers.labels(outcome).inc()
@@ -73,8 +75,10 @@ class Measured:
         finally:
             # The router names the matched route on the scope; anything else is one label.
             route = getattr(scope.get("route"), "path", "unmatched")
-            self.monitoring.requests.labels(scope["method"], route, str(status)).inc()
-            self.monitoring.seconds.labels(scope["method"], route).observe(time.perf_counter() - started)
+            # A client names the method: one label for any other, so made-up ones add no series.
+            method = scope["method"] if scope["method"] in METHODS else "OTHER"
+            self.monitoring.requests.labels(method, route, str(status)).inc()
+            self.monitoring.seconds.labels(method, route).observe(time.perf_counter() - started)
 
 
 @router.get("/metrics", include_in_schema=False)

@@ -74,6 +74,20 @@ def test_a_silent_database_is_an_outage_once_the_deadline_passes(database_url, p
         db.close()
 
 
+def test_one_slow_checkout_past_the_deadline_is_cut_but_no_outage(database_url):
+    """A transaction that holds its connection past the deadline on a server that answers is cut,
+    but the server takes a new connection: the pool stays, and the next call goes through."""
+    db = Database(database_url, max_size=2, connect_timeout=5.0, deadline=0.5)
+    try:
+        with pytest.raises(DatabaseUnavailableError, match="deadline"), db.transaction() as tx:
+            tx.execute("select pg_sleep(2)")
+        assert db.is_open and not db.is_down, "not retired"
+        with db.transaction() as tx:
+            assert tx.execute("select 1 as one")[0]["one"] == 1
+    finally:
+        db.close()
+
+
 def test_a_slow_answer_within_the_deadline_is_an_answer(database_url, proxy):
     db = Database(_through(database_url, proxy), max_size=1, deadline=NO_WAIT_ON_TCP)
     try:

@@ -98,8 +98,12 @@ begin
     ),
     kept as (
         select a.user_id, (
+            -- One per memory, not per version: a version replaced before the month's end is left out.
             select count(*) from memory.memories as k
             where k.user_id = a.user_id and k.created_at < v_end and (k.deleted_at is null or k.deleted_at >= v_end)
+                and not exists (
+                    select 1 from memory.memories as n where n.id = k.superseded_by and n.created_at < v_end
+                )
         ) >= p_many as many,
         exists (
             select 1 from memory.messages as n
@@ -117,9 +121,12 @@ begin
         select
             (select count(*) from active)::integer as active_users,
             (select count(*) from answered)::integer as answers,
+            -- New memories, not the new versions an edit makes.
             (select count(*) from memory.memory_events as e
              where e.event = 'add' and e.created_at >= v_start and e.created_at < v_end
-                and e.user_id in (select s.id from scope as s))::integer as memories_added,
+                and e.user_id in (select s.id from scope as s)
+                and not exists (select 1 from memory.memories as o where o.superseded_by = e.memory_id)
+            )::integer as memories_added,
             (select count(*) from answered as a where cardinality(a.used_memory_ids) > 0)::integer as with_memories,
             (select count(*) from answered as a where a.arm = 'memories' and a.helpful is not null)::integer
                 as rated_memories,
@@ -129,7 +136,7 @@ begin
             (select count(*) from answered as a where a.arm = 'holdout' and a.helpful)::integer as helpful_holdout,
             (select count(*) from active as a where exists (
                 select 1 from memory_private.dashboard_visits as v
-                where v.user_id = a.user_id and v.day >= v_start::date and v.day < v_end::date
+                where v.user_id = a.user_id and v.day >= v_month::date and v.day < (v_month + interval '1 month')::date
             ))::integer as dashboard_users,
             (select count(*) from kept where kept.many)::integer as many,
             (select count(*) from kept where kept.many and kept.retained)::integer as many_retained,
@@ -145,7 +152,7 @@ begin
                     and (o.created_at, o.id) < (l.created_at, l.id)
             ))::integer as duplicates
     )
-    select v_start::date, f.active_users, f.answers, f.memories_added,
+    select v_month::date, f.active_users, f.answers, f.memories_added,
         round(10.0 * f.memories_added / nullif(f.answers, 0), 3), f.with_memories,
         round(f.with_memories::numeric / nullif(f.answers, 0), 3),
         f.rated_memories, round(f.helpful_memories::numeric / nullif(f.rated_memories, 0), 3),

@@ -5,7 +5,7 @@
 -- role and the tenant's admin read it (anon, a user, another tenant's admin: 42501). A user notes
 -- their own dashboard visit, once a day; naming another user is 42501.
 begin;
-select plan(18);
+select plan(19);
 
 select tests.create_cast('metrics-success');
 insert into memory.profiles (user_id, name, is_primary) values (tests.recall('owner')::uuid, 'Main', true);
@@ -30,8 +30,12 @@ where conversation_id = tests.recall('conv')::uuid and turn_number = 1;
 select memory.rate_answer(max(id), false) from memory.messages
 where conversation_id = tests.recall('conv')::uuid and turn_number = 2;
 select tests.clear_authentication();
+-- An edit makes a new version: still one memory added, one kept.
+select tests.authenticate_as_service_role();
+select memory.revise_memory(tests.recall('m1')::uuid, 'Runs every morning before work, rain or shine');
+select tests.clear_authentication();
 -- A near-duplicate that got past the dedup (an edit made outside the kit's writers).
-update memory.memories set content = 'Runs every morning before work!' where id = tests.recall('m3')::uuid;
+update memory.memories set content = 'Runs every morning before work, rain or shine!' where id = tests.recall('m3')::uuid;
 
 select tests.authenticate_as_anon();
 select throws_ok('select memory.note_dashboard_visit()', '42501', null, 'anon cannot note a visit');
@@ -93,6 +97,9 @@ select is(
     'the service role reads the tenant''s month'
 );
 select is(current_setting('pg_trgm.similarity_threshold'), '0.3', 'the trigram threshold is restored');
+set local timezone = 'Pacific/Pago_Pago';
+select is((select month from memory.success_metrics(p_tenant_id => tests.recall('tenant_a')::uuid)),
+    date_trunc('month', now() at time zone 'UTC')::date, 'months are UTC months, whatever the session''s time zone');
 
 select * from finish();
 rollback;

@@ -395,10 +395,10 @@ async function chatPage() {
     const answer = await streamChat({ message, session_id: chat.session }, (piece) => { item.firstChild.textContent += piece; });
     if (!answer) { item.remove(); return; }
     chat.session = answer.session_id;
-    if (answer.error) showError(answer.error);  // answered, but not stored (or held through an outage)
     const rated = answer.answer_id ? { id: answer.answer_id, helpful: null } : null;
     item.replaceWith(addMessage("assistant", answer.response, answer.used_memories, rated));
     await loadConversations();
+    if (answer.error) showError(answer.error);  // answered, but not stored (or held through an outage)
   });
   followMemories(onMemoryEvent);
   document.body.dataset.ready = "yes";
