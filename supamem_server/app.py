@@ -42,11 +42,13 @@ class Services:
     #: Chat turns answered while the database was unreachable, until they are written back.
     fallback: FallbackBuffer = field(default_factory=FallbackBuffer)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The bearer token `GET /metrics` asks for (ServerSettings.metrics_token).
+    metrics_token: str | None = None
     #: The app's metrics (`GET /metrics`).
     monitoring: monitoring.Monitoring = field(init=False)
 
     def __post_init__(self) -> None:
-        self.monitoring = monitoring.Monitoring(self)
+        self.monitoring = monitoring.Monitoring(self, self.metrics_token)
 
 
 def create_app(settings: ServerSettings | None = None, *, db: Database | None = None,
@@ -57,7 +59,7 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
                         events=events.MemoryEvents(db.url), embedder=embedder or EmbeddingClient.from_env(),
                         memory_holdout=settings.memory_holdout, history_turns=settings.history_turns,
                         session_ttl=None if settings.conversation_ttl_hours is None
-                        else timedelta(hours=settings.conversation_ttl_hours))
+                        else timedelta(hours=settings.conversation_ttl_hours), metrics_token=settings.metrics_token)
 
     write_back = chat_outage.WriteBack(services, settings.write_back_interval)
 

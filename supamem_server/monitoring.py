@@ -17,6 +17,7 @@ failures) and on the share of 5xx. The figures are counts and times: no user's d
 
 from __future__ import annotations
 
+import hmac
 import time
 from typing import Any, Literal
 
@@ -33,7 +34,9 @@ router = APIRouter(tags=["monitoring"])
 class Monitoring:
     """The app's metrics, in a registry of its own."""
 
-    def __init__(self, services: Any) -> None:
+    def __init__(self, services: Any, token: str | None = None) -> None:
+        #: The scraper's bearer token (ServerSettings.metrics_token); None: /metrics is open.
+        self.token = token
         self.registry = CollectorRegistry()
         self.requests = Counter("supamem_http_requests", "HTTP requests by route and status",
                                 ["method", "route", "status"], registry=self.registry)
@@ -83,4 +86,9 @@ class Measured:
 
 @router.get("/metrics", include_in_schema=False)
 def metrics(request: Request) -> Response:
-    return Response(generate_latest(request.app.state.supamem.monitoring.registry), media_type=CONTENT_TYPE_LATEST)
+    monitoring = request.app.state.supamem.monitoring
+    if monitoring.token is not None and not hmac.compare_digest(
+        request.headers.get("authorization", "").encode(), f"Bearer {monitoring.token}".encode()
+    ):
+        return Response("metrics need the scraper's token", status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    return Response(generate_latest(monitoring.registry), media_type=CONTENT_TYPE_LATEST)

@@ -39,6 +39,9 @@ class ServerSettings(BaseModel):
     #: chat answers degraded (`SUPAMEM_DB_DEADLINE`; 0 turns it off): above Supabase's 8 s
     #: statement timeout for signed-in users, so a slow statement is cancelled by the server first.
     database_deadline: float | None = Field(10.0, gt=0)
+    #: When set, `GET /metrics` asks for `Authorization: Bearer <token>` (`SUPAMEM_METRICS_TOKEN`);
+    #: unset, it is open (counts and times, no user's data): keep it off the public network then.
+    metrics_token: str | None = None
     #: Seconds between the background write-backs of chat turns held through an outage.
     write_back_interval: float = Field(5.0, gt=0)
 
@@ -58,4 +61,5 @@ class ServerSettings(BaseModel):
             history_turns=int(env.get("CONVERSATION_HISTORY_LIMIT") or 10),
             conversation_ttl_hours=float(env["CONVERSATION_TTL_HOURS"]) if env.get("CONVERSATION_TTL_HOURS") else None,
             database_deadline=float(env.get("SUPAMEM_DB_DEADLINE") or 10) or None,
+            metrics_token=env.get("SUPAMEM_METRICS_TOKEN") or None,
         )

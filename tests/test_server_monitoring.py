@@ -10,6 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_helpers import serve
 
 from jobs.llm import LLMClient, LLMSettings
+from supamem_server.settings import ServerSettings
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -44,3 +45,12 @@ def test_metrics_count_requests_answers_and_outages(
         assert samples[("supamem_http_request_seconds_sum", timed)] > 0
         assert samples[("supamem_held_turns", ())] == 0 and samples[("supamem_database_available", ())] == 1
         assert kim.id.hex not in scraped.text and str(kim.id) not in scraped.text, "counts, never a user's data"
+
+
+def test_a_metrics_token_keeps_other_scrapers_out(database_url: str, postgres_conn: psycopg.Connection) -> None:
+    for served in serve(database_url, postgres_conn, metrics_token="scraper-secret"):
+        anyone = served.anonymous()
+        assert anyone.get("/metrics").status_code == 401
+        assert anyone.get("/metrics", headers={"Authorization": "Bearer guess"}).status_code == 401
+        assert anyone.get("/metrics", headers={"Authorization": "Bearer scraper-secret"}).status_code == 200
+    assert ServerSettings.from_env({"SUPABASE_JWT_SECRET": "s", "SUPAMEM_METRICS_TOKEN": "t"}).metrics_token == "t"
