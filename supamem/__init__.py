@@ -5,7 +5,8 @@ The Python client gives app servers the seeds' service interfaces over the SQL A
 
 - `ConversationStore` (seed 000): one running conversation per user, 10 turns, 24 hours.
 - `ConversationService` (seed 002): permanent conversations and their messages.
-- `ConversationMemoryManager` / `get_memory_manager()` (seed 001): 24-hour sessions.
+- `ConversationMemoryManager` / `get_memory_manager()` (seed 001): 24-hour sessions (also under seed
+  001's `ConversationDatabaseService` name).
 - `ShortTermMemory` / `ConversationHandler` (seed 001): 5-minute clarification state.
 - `supamem.user_memory` (seed 003): tenant-isolated history, key-value memory, user state.
 - `Database`: the connection pool (service_role) and RPC helpers; `Database.as_user()` acts as
@@ -38,7 +39,7 @@ from .models import (
     UserMemory,
     UserState,
 )
-from .session_manager import ConversationMemoryManager, get_memory_manager
+from .session_manager import ConversationDatabaseService, ConversationMemoryManager, get_memory_manager
 from .short_term import ConversationHandler, ShortTermMemory
 from .user_memory import UserMemoryClient
 
@@ -49,6 +50,7 @@ __all__ = [
     "CleanupResult",
     "ConflictError",
     "Conversation",
+    "ConversationDatabaseService",
     "ConversationHandler",
     "ConversationMemoryManager",
     "ConversationMessage",

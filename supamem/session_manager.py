@@ -393,6 +393,10 @@ class ConversationMemoryManager:
         return result
 
 
+#: Seed 001's name for its database service: the same calls (store_turn, get_session_history,
+#: create_session, delete_session, cleanup_old_conversations) on the same tables.
+ConversationDatabaseService = ConversationMemoryManager
+
 _manager: ConversationMemoryManager | None = None
 _manager_lock = threading.Lock()
 

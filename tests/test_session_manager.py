@@ -10,6 +10,7 @@ import pytest
 from client_helpers import age_turns, conversations_of, stored_messages
 
 from supamem import (
+    ConversationDatabaseService,
     ConversationMemoryManager,
     ConversationStore,
     Database,
@@ -401,3 +402,18 @@ def test_cleanup_uses_the_databases_sweep_settings(manager, postgres_conn, make_
     assert turns == 2  # 4 of the user's 10 expired messages
     assert result.errors == []
     assert result.messages_deleted <= 4 and result.sessions_deleted <= 4 and result.short_term_deleted <= 4
+
+
+def test_seed_001s_database_service_name_serves_its_calls(client_db, make_id):
+    """Seed 001's ConversationDatabaseService interface: store_turn returns the Turn, the session's
+    history reads it back with its metadata, cleanup reports what it did."""
+    service = ConversationDatabaseService(client_db)
+    user = make_id("dbservice")
+    session = service.create_session(user)
+    stored = service.store_turn(session, user, "What is a tempo run?", "A steady, hard effort.", {"intent": "define"})
+    assert (stored.session_id, stored.turn_number, stored.metadata["intent"]) == (session, 1, "define")
+    (read,) = service.get_session_history(session, limit=50)
+    assert (read.query_text, read.response_text, read.metadata["intent"]) == (
+        "What is a tempo run?", "A steady, hard effort.", "define")
+    assert service.cleanup_old_conversations().errors == []
+    assert service.delete_session(session) == 1
