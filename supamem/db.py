@@ -49,7 +49,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -387,17 +387,18 @@ class Database:
                     raise psycopg.OperationalError("the database does not answer") from None
         return pool.getconn()
 
+    def _watched(self, pool: ConnectionPool[Any], conn: psycopg.Connection[Any]) -> AbstractContextManager[None]:
+        """The work done on `conn`, cut at the deadline; without one, nothing is added to the call."""
+        return nullcontext() if self._deadline is None else self._cut_at(self._deadline, pool, conn)
+
     @contextmanager
-    def _watched(self, pool: ConnectionPool[Any], conn: psycopg.Connection[Any]) -> Iterator[None]:
-        """The work done on `conn`, cut at the deadline: the server stopped answering. When it does
+    def _cut_at(self, deadline: Deadline, pool: ConnectionPool[Any], conn: psycopg.Connection[Any]) -> Iterator[None]:
+        """The work done on `conn`, cut at `deadline`: the server stopped answering. When it does
         not take a new connection either, the pool is retired and calls fail at once until a new
         one connects."""
-        if self._deadline is None:
-            yield
-            return
         watch = None
         try:
-            with self._deadline.watching(conn) as watch:
+            with deadline.watching(conn) as watch:
                 yield
         except (psycopg.Error, SupamemError) as exc:
             if watch is None or not watch.cut:
@@ -407,7 +408,7 @@ class Database:
             if self._refusal() is not None:
                 self._retire(pool)
             raise DatabaseUnavailableError(
-                f"database unavailable: no answer within the {self._deadline.seconds:g}s deadline"
+                f"database unavailable: no answer within the {deadline.seconds:g}s deadline"
             ) from exc
         if watch is not None and watch.cut:  # answered as it was cut: the pool must not hand out a dead connection
             conn.close()
