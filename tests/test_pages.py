@@ -512,6 +512,29 @@ def test_a_memory_from_a_deleted_conversation_says_so_not_added_by_hand(browser:
     expect(page.locator("#memory-list li", has_text="Keeps bees").locator(".source")).to_have_text(
         "from a conversation since deleted")
     expect(page.locator("#memory-list li", has_text="red bicycle").locator(".source")).to_have_text("added by hand")
+    shot(page, "settings-source-deleted")
+
+
+def test_an_answer_that_cannot_be_stored_is_shown_with_why(
+    browser: Browser, database_url: str, postgres_conn: psycopg.Connection, llm_server: ScriptedLLMServer,  # noqa: F811
+) -> None:
+    """Seed 001: the database refuses the turn (its conversation was deleted while the model wrote),
+    the person still reads the answer, and the page says it was not stored."""
+    model = LLMClient(LLMSettings(provider="openai", base_url=llm_server.base_url, api_key="k", max_retries=0))
+    for served in serve(database_url, postgres_conn, llm=model):
+        lev = served.person()
+        llm_server.enqueue(Scripted(200, chunks=sse_chunks("Gone", " soon."), between=lambda user=lev.id: postgres_conn.execute(
+            "delete from memory.conversations where user_id = %s", [user])))
+        page = signed_in(browser, served, lev, "/chat")
+        try:
+            page.fill("#chat-input", "Are you there?")
+            page.click("#chat-form button[type=submit]")
+            expect(page.locator("#messages li.assistant:not(.streaming) .text")).to_have_text("Gone soon.")
+            expect(page.locator("#error")).to_contain_text("the answer could not be stored")
+            expect(page.locator("#messages li.assistant button.rate")).to_have_count(0)
+            shot(page, "chat-unstored")
+        finally:
+            page.context.close()
 
 
 def test_a_memory_added_before_the_live_stream_opens_is_listed_once_it_opens(browser: Browser, served: Served) -> None:
