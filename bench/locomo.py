@@ -440,12 +440,18 @@ def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: l
             "where c.user_id = %s on conflict (message_id) do nothing",
             (loaded["conversation_id"], uid))
         adm.execute("delete from memory_private.jobs where user_id = %s", (uid,))
-        # What the pg_cron job does within a minute: count the new messages' terms and post them;
-        # then what autovacuum does after 50,000 new postings (the table's setting).
+        # What the pg_cron jobs do within a minute: count the new messages' terms and post them
+        # (which finds the user due vector lists past vector_lists_from), and build the lists; then
+        # what autovacuum does after 50,000 new postings (the table's setting).
         adm.execute("select memory_private.fold_search_terms(2147483647)")
+        t1 = time.perf_counter()
+        adm.execute("call memory_private.run_vector_list_builds()")
+        build_seconds = round(time.perf_counter() - t1, 2)
+        lists = one(adm, "select lists from memory_private.vector_lists where user_id = %s", (uid,))
         adm.execute("vacuum (analyze) memory.messages, memory_private.message_embeddings, memory_private.search_terms, "
-                    "memory_private.search_postings")
-        users.append((uid, {"turns": per_copy * copies, "load_seconds": round(time.perf_counter() - t0, 2)}))
+                    "memory_private.search_postings, memory_private.vector_list_entries")
+        users.append((uid, {"turns": per_copy * copies, "load_seconds": round(time.perf_counter() - t0, 2),
+                            "vector_lists": lists, "vector_list_build_seconds": build_seconds}))
     lat: dict[tuple[int, str], list[int]] = {}
     for _ in range(rounds):
         for i, (uid, _row) in enumerate(users):
@@ -456,9 +462,30 @@ def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: l
                                  "p_query_embedding => %s::extensions.vector)",
                                  (question, uid, embedding if semantic else None)).fetchall()
                     lat.setdefault((i, name), []).append(time.perf_counter_ns() - t1)
+    for uid, row in users:
+        row.update(_vector_side(conn, uid, embeddings))
     for i, (_uid, row) in enumerate(users):
         row.update({"rounds": rounds, "lexical": summarize(lat[(i, "lexical")]), "hybrid": summarize(lat[(i, "hybrid")])})
         log(f"locomo: {row['turns']} turns: search p50 lexical {row['lexical']['p50_us']} us, "
             f"hybrid {row['hybrid']['p50_us']} us")
         out.append(row)
     return out
+
+
+def _vector_side(conn: Any, uid: Any, embeddings: list[str]) -> dict[str, Any]:
+    """The vector side over a user's history on its own: its p50, and the share of the exact
+    nearest 50 (every vector of the user compared) that it returns, over the questions."""
+    times, found = [], 0
+    for embedding in embeddings:
+        t0 = time.perf_counter_ns()
+        kit = {r[0] for r in conn.execute(
+            "select message_id from memory_private.vector_messages(%s, %s::extensions.vector, null, 50)",
+            (uid, embedding)).fetchall()}
+        times.append(time.perf_counter_ns() - t0)
+        exact = {r[0] for r in conn.execute(
+            "select e.message_id from memory_private.message_embeddings as e "
+            "where e.user_id = %s and e.model = memory_private.setting('embedding_model') ->> 0 "
+            "order by e.embedding operator(extensions.<=>) %s::extensions.vector::extensions.halfvec, e.message_id "
+            "limit 50", (uid, embedding)).fetchall()}
+        found += len(kit & exact)
+    return {"vector": summarize(times), "vector_found_of_exact_50": round(found / (50 * len(embeddings)), 3)}

@@ -724,13 +724,20 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
     if scale:
         out += ["Search latency against the history's length: one user holding one conversation's turns copied into "
                 "more conversations (vectors copied with a 1e-3 jitter), the conversation's questions searched across the "
-                "user's whole history (the HNSW path), after the term statistics were folded and posted (as the pg_cron "
-                "job does within a minute) and vacuumed (as autovacuum does after 50,000 new postings); the three users "
+                "user's whole history (the scan the vector side chooses: exact, HNSW or the user's vector lists), after "
+                "the term statistics were folded and posted and the user's vector lists built (as the pg_cron jobs do "
+                "within a minute) and vacuumed (as autovacuum does after 50,000 new postings); the three users "
                 f"are loaded first, then searched in {scale[0].get('rounds', 1)} rounds that each go through every size.", "",
-                "| turns | lexical p50 | lexical p95 | hybrid p50 | hybrid p95 |", "| ---: | ---: | ---: | ---: | ---: |"]
+                "| turns | lexical p50 | lexical p95 | hybrid p50 | hybrid p95 | vector side p50 | of the exact nearest 50 "
+                "| vector lists (build) |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for row in scale:
+            vector = row.get("vector")
+            lists = (f"{row['vector_lists']} ({row['vector_list_build_seconds']} s)" if row.get("vector_lists")
+                     else "none")
             out.append(f"| {_n(row['turns'])} | {_fmt_us(row['lexical']['p50_us'])} | {_fmt_us(row['lexical']['p95_us'])} | "
-                       f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} |")
+                       f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} | "
+                       f"{_fmt_us(vector['p50_us']) if vector else '–'} | "
+                       f"{row.get('vector_found_of_exact_50', '–')} | {lists} |")
         # Flat up to the largest history: every size against the smallest, the slowest named.
         first = scale[0]["hybrid"]["p50_us"]
         worst = max(scale[1:], key=lambda row: row["hybrid"]["p50_us"])

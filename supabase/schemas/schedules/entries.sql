@@ -1,7 +1,7 @@
 -- The kit's pg_cron jobs as rows of memory_private.schedules: the retention sweep, cron history and
 -- job pruning, memory archival and purge, the lease reaper, the weekly and monthly summary
--- schedulers, the embedding and extraction queues, the search-term fold and the memory selections'
--- refresh. schedule_jobs() registers them.
+-- schedulers, the embedding and extraction queues, the users' vector lists, the search-term fold
+-- and the memory selections' refresh. schedule_jobs() registers them.
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()'),
 -- pg_cron never cleans its own run log.
@@ -23,7 +23,8 @@ insert into memory_private.schedules (name, schedule, command) values
 ('supamem-monthly-summaries', '37 * * * *', 'select memory_private.enqueue_due_monthly_summaries()');
 
 insert into memory_private.schedules (name, schedule, command) values
-('supamem-queue-embeddings', '* * * * *', 'select memory_private.queue_embeddings()');
+('supamem-queue-embeddings', '* * * * *', 'select memory_private.queue_embeddings()'),
+('supamem-build-vector-lists', '* * * * *', 'call memory_private.run_vector_list_builds()');
 
 -- Workers that claim extractions queue the turns' notes themselves; this catches the rest.
 insert into memory_private.schedules (name, schedule, command) values

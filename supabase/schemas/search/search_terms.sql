@@ -48,8 +48,8 @@ grant select on memory_private.search_unfolds to authenticated;
 grant select on memory_private.search_unfolds to service_role;
 
 -- Count the next messages (at most p_batch, by id) into search_terms and search_corpus and post
--- their lexemes to search_postings, and take out the deleted ones noted since; returns how many
--- messages were counted. One fold at a time (the row lock). It passes no id that an open
+-- their lexemes to search_postings, and take out the deleted ones noted since; note the users now
+-- due a build of their vector lists; returns how many messages were counted. One fold at a time (the row lock). It passes no id that an open
 -- transaction may still commit: when the writers open at its start do not end within p_wait, it
 -- counts no new message this time. A message deleted or edited while a fold counts it is noted
 -- whatever the watermark its writer saw; the fold that passed it keeps the note with the words it
@@ -66,6 +66,8 @@ declare
     v_from bigint;
     v_to bigint;
     v_edited bigint[];
+    v_model text := memory_private.setting('embedding_model') ->> 0;
+    v_lists_from bigint := memory_private.number_setting('vector_lists_from', 1);
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
     -- Notes of messages a fold has passed: their words were counted (notes of messages not passed
@@ -134,6 +136,21 @@ begin
         select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
         on conflict (user_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
+        returning c.user_id, c.documents
+    ),
+    -- Users whose messages passed vector_lists_from, or doubled since their vector lists were
+    -- built, are due a build (memory_private.vector_lists), if they have vectors of the model.
+    due as (
+        insert into memory_private.vector_lists as l (user_id, model, wanted_at)
+        select s.user_id, v_model, now()
+        from sizes as s
+        left join memory_private.vector_lists as l on l.user_id = s.user_id and l.model = v_model
+        where s.documents >= v_lists_from
+            and (l.user_id is null or l.wanted_at is null and (l.messages is null or s.documents >= 2 * l.messages))
+            and exists (
+                select 1 from memory_private.message_embeddings as e where e.user_id = s.user_id and e.model = v_model
+            )
+        on conflict (user_id, model) do update set wanted_at = excluded.wanted_at
     ),
     -- The notes this fold's range already holds (writers that committed before the batch was
     -- read): a message the batch does not hold was never counted; one it holds was counted with

@@ -1,13 +1,14 @@
 -- Why: the user's messages nearest to the embedding (cosine distance), at most p_limit. Within one
--- conversation, and for a user whose history is small beside everyone's, exact over the user's
--- vectors; otherwise the model's HNSW index, filtered to the user with pgvector's iterative scan,
--- and exact after all when that scan gives up before it has p_limit of the user's rows.
--- The choice is the function's, not the planner's: a filtered HNSW scan finds the user's rows at
--- their share of the index, so it visits about p_limit * all vectors / the user's vectors, each
--- visit costing about hnsw_visit_cost exact distances (a graph step, a row fetch: 10 to 14 measured
--- on e5-small vectors in full precision, 13 to 22 in half); the exact scan costs one distance per
--- vector of the user. Left to the planner, a user holding 3,000 of 48,000 random vectors got the
--- HNSW path: about 40 ms and three quarters of the true nearest 50, against about 1 ms exact.
+-- conversation, exact over its vectors. Over the user's history, the cheapest of three scans, each
+-- priced in exact distances: the exact scan reads every vector of the user; the model's HNSW
+-- index, filtered to the user with pgvector's iterative scan, finds the user's rows at their share
+-- of it, about p_limit * all vectors / the user's vectors visits at hnsw_visit_cost distances each
+-- (a graph step, a row fetch: 10 to 14 measured on e5-small vectors in full precision, 13 to 22 in
+-- half); the user's own vector lists (memory_private.vector_lists, from vector_lists_from messages)
+-- cost their centres plus vector_list_probes lists of about the user's vectors / lists each. The
+-- lists and the index are approximate; either that comes back short of p_limit is answered by the
+-- exact scan. Left to the planner, a user holding 3,000 of 48,000 random vectors got the HNSW
+-- path: about 40 ms and three quarters of the true nearest 50, against about 1 ms exact.
 -- The user's size is their message count kept by the search-term fold (search_corpus), the whole
 -- index's the table's statistics. Sequential scans are off, so the exact statements read the
 -- user's index whatever a generic plan estimates for a database of few users.
@@ -31,6 +32,8 @@ declare
     v_ids bigint[];
     v_distances double precision[];
     v_cost double precision;
+    v_probes integer;
+    v_lists integer;
     -- The vectors are stored in half precision (half the bytes an exact scan reads).
     v_query extensions.halfvec := p_embedding::extensions.halfvec;
 begin
@@ -58,12 +61,45 @@ begin
     end if;
     -- Only a search over the user's history chooses a scan.
     v_cost := memory_private.number_setting('hnsw_visit_cost', 0);
+    v_probes := memory_private.number_setting('vector_list_probes', 1);
     v_mine := coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0);
     v_all := greatest(
         v_mine,
         (select c.reltuples from pg_catalog.pg_class as c where c.oid = 'memory_private.message_embeddings'::regclass)
     );
-    if v_mine * v_mine > p_limit * v_all * v_cost then
+    v_lists := (select l.lists from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = v_model);
+    if v_lists + v_probes * v_mine / v_lists < least(v_mine, p_limit * v_all * v_cost / greatest(v_mine, 1)) then
+        -- The nearest lists' vectors, each list read together by one probe of the list index (as
+        -- `list_no = any(...)` a generic plan read every vector of the user and filtered them).
+        select array_agg(n.message_id order by n.distance, n.message_id),
+            array_agg(n.distance order by n.distance, n.message_id)
+        into v_ids, v_distances
+        from (
+            select x.message_id, (x.embedding operator(extensions.<=>) v_query)::double precision as distance
+            from (
+                select c.n::integer as list_no
+                from memory_private.vector_lists as l
+                cross join lateral unnest(l.centroids) with ordinality as c (centroid, n)
+                where l.user_id = p_user_id and l.model = v_model
+                order by c.centroid operator(extensions.<=>) v_query, c.n
+                limit v_probes
+            ) as p
+            cross join lateral (
+                select e.message_id, e.embedding
+                from memory_private.vector_list_entries as e
+                where e.user_id = p_user_id and e.model = v_model and e.list_no = p.list_no
+                -- Kept apart from the join, so each list is one index probe.
+                offset 0
+            ) as x
+            order by 2, 1
+            limit p_limit
+        ) as n
+        where n.distance <> 'NaN'::double precision;
+        if cardinality(v_ids) >= p_limit then
+            return query select x.id, x.distance from unnest(v_ids, v_distances) as x (id, distance);
+            return;
+        end if;
+    elsif v_mine * v_mine > p_limit * v_all * v_cost then
         -- The model's partial HNSW index; relaxed order, so the nearest are sorted again.
         execute format(
             'with nearest as materialized (

@@ -2,8 +2,9 @@
 -- (what search compares), nobody else's: not a stranger, not a tenant admin (search of another
 -- user's rows is lexical), not anon; no signed-in user writes a vector; service_role (the embed
 -- job) reads and writes them. The embed job's RPCs and the model setting are service_role's only.
+-- The same for a user's vector lists (their centres and the listed copies of their vectors).
 begin;
-select plan(17);
+select plan(27);
 
 select tests.create_cast('rls-embeddings');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Vectors')).id);
@@ -15,10 +16,18 @@ insert into memory_private.message_embeddings (message_id, user_id, model, embed
 values (tests.recall('message')::bigint, tests.recall('owner')::uuid, 'offline-hash-384', array_fill(0.1, array[384])::extensions.vector);
 insert into memory_private.memory_embeddings (memory_id, user_id, model, embedding)
 values (tests.recall('memory')::uuid, tests.recall('owner')::uuid, 'offline-hash-384', array_fill(0.1, array[384])::extensions.vector);
+insert into memory_private.vector_lists (user_id, model, centroids, lists, messages, built_at)
+values (
+    tests.recall('owner')::uuid, 'offline-hash-384', array[array_fill(0.1, array[384])::extensions.halfvec], 1, 1, now()
+);
+insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
+values (tests.recall('message')::bigint, tests.recall('owner')::uuid, 'offline-hash-384', 1, array_fill(0.1, array[384])::extensions.halfvec);
 
 select tests.authenticate_as_anon();
 select throws_ok('select * from memory_private.message_embeddings', '42501', null, 'anon cannot read message vectors');
 select throws_ok('select * from memory_private.memory_embeddings', '42501', null, 'anon cannot read memory vectors');
+select throws_ok('select * from memory_private.vector_lists', '42501', null, 'anon cannot read vector lists');
+select throws_ok('select * from memory_private.vector_list_entries', '42501', null, 'anon cannot read listed vectors');
 
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select results_eq(
@@ -40,6 +49,20 @@ select throws_ok(
 select throws_ok(
     $$delete from memory_private.message_embeddings$$, '42501', null, 'the owner cannot delete a vector'
 );
+select results_eq(
+    'select lists from memory_private.vector_lists', array[1], 'the owner reads their vector lists'
+);
+select results_eq(
+    'select message_id from memory_private.vector_list_entries', array[tests.recall('message')::bigint],
+    'the owner reads their listed vectors'
+);
+select throws_ok(
+    $$update memory_private.vector_list_entries set list_no = 2$$, '42501', null, 'the owner cannot move a listed vector'
+);
+select throws_ok(
+    format($$select memory_private.build_vector_lists(%L, 'offline-hash-384')$$, tests.recall('owner')),
+    '42501', null, 'a signed-in user cannot build lists'
+);
 select throws_ok(
     $$select memory.set_embedding_model('mine', 3)$$, '42501', null, 'a signed-in user cannot change the model'
 );
@@ -53,9 +76,11 @@ select throws_ok(
 select tests.authenticate_as(tests.recall('stranger')::uuid);
 select is_empty('select 1 from memory_private.message_embeddings', 'a stranger reads no message vectors');
 select is_empty('select 1 from memory_private.memory_embeddings', 'a stranger reads no memory vectors');
+select is_empty('select 1 from memory_private.vector_list_entries', 'a stranger reads no listed vectors');
 
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select is_empty('select 1 from memory_private.message_embeddings', 'the owner''s tenant admin reads no vectors');
+select is_empty('select 1 from memory_private.vector_lists', 'the owner''s tenant admin reads no vector lists');
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty('select 1 from memory_private.memory_embeddings', 'another tenant''s admin reads no vectors');
 
@@ -71,6 +96,14 @@ select lives_ok(
 );
 select lives_ok(
     $$select memory.set_embedding_model('offline-hash-384', 384)$$, 'service_role sets the model'
+);
+select results_eq(
+    format('select count(*)::integer from memory_private.vector_list_entries where user_id = %L', tests.recall('owner')),
+    array[1], 'service_role reads the listed vectors'
+);
+select is(
+    memory_private.build_vector_lists(tests.recall('owner')::uuid, 'offline-hash-384'), 0,
+    'service_role builds lists (none for one message)'
 );
 
 select * from finish();

@@ -89,8 +89,11 @@ select is(
             and not exists (select 1 from unnest(p.proconfig) as c where c like 'search_path=%')
         order by 1
     ),
-    array['memory_private.run_extraction_queue()', 'memory_private.run_retention_sweep()'],
-    'only the committing retention and extraction-queue procedures go without a search_path'
+    array[
+        'memory_private.run_extraction_queue()', 'memory_private.run_retention_sweep()',
+        'memory_private.run_vector_list_builds()'
+    ],
+    'only the committing retention, extraction-queue and vector-list procedures go without a search_path'
 );
 
 -- A SET clause keeps Postgres from inlining an SQL function, and an SQL function that is not

@@ -1,0 +1,119 @@
+-- Build a user's vector lists for a model (memory_private.vector_lists): ceil(sqrt(vectors))
+-- centres by spherical k-means (the cosine's k-means: each centre the normalised mean of its
+-- members) over a sample of 64 vectors a list, 6 rounds from centres drawn from the sample, then
+-- every vector copied into the list of its nearest centre, list by list. Below vector_lists_from
+-- vectors the user has no lists (the exact scan answers). Holds the user's vector lock alone, so
+-- no vector is stored meanwhile (memory_private.list_new_vectors waits, then lists it by the new
+-- centres). Returns the number of lists. Cost: about vectors x lists distances (seconds at 60,000
+-- vectors), once each time the user's messages double.
+create function memory_private.build_vector_lists(p_user_id uuid, p_model text)
+returns integer
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_vectors integer;
+    v_lists integer;
+    v_sample extensions.halfvec[];
+    v_centroids extensions.halfvec[];
+begin
+    perform memory_private.vector_lists_lock(p_user_id, true);
+    -- Lists of a model no longer current are no use to anybody.
+    delete from memory_private.vector_lists as l
+    where l.user_id = p_user_id and l.model <> (memory_private.setting('embedding_model') ->> 0);
+    delete from memory_private.vector_list_entries as x
+    where x.user_id = p_user_id and x.model <> (memory_private.setting('embedding_model') ->> 0);
+    if p_model is distinct from memory_private.setting('embedding_model') ->> 0 then
+        return 0;
+    end if;
+    select count(*) into v_vectors
+    from memory_private.message_embeddings as e
+    where e.user_id = p_user_id and e.model = p_model and e.embedding is not null;
+    if v_vectors < memory_private.number_setting('vector_lists_from', 1) then
+        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
+        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+        return 0;
+    end if;
+    v_lists := ceil(sqrt(v_vectors));
+    -- A vector of zeros has no direction: no centre is drawn from one.
+    v_sample := array(
+        select e.embedding
+        from memory_private.message_embeddings as e
+        where e.user_id = p_user_id and e.model = p_model and e.embedding is not null
+            and extensions.l2_norm(e.embedding) > 0
+        order by random()
+        limit 64 * v_lists
+    );
+    v_lists := least(v_lists, cardinality(v_sample));
+    if v_lists = 0 then
+        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
+        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+        return 0;
+    end if;
+    v_centroids := v_sample[1:v_lists];
+    for i in 1..6 loop
+        -- A centre that drew no member keeps its place.
+        with members as (
+            select memory_private.nearest_centroid(v_centroids, s.v) as n, s.v from unnest(v_sample) as s (v)
+        ),
+        means as (
+            select m.n, extensions.l2_normalize(extensions.avg(m.v)) as v from members as m group by m.n
+        )
+        select array_agg(coalesce(m.v, c.v) order by c.n)
+        into v_centroids
+        from unnest(v_centroids) with ordinality as c (v, n)
+        left join means as m on m.n = c.n;
+    end loop;
+    insert into memory_private.vector_lists as l (user_id, model, centroids, lists, messages, built_at, wanted_at)
+    values (
+        p_user_id, p_model, v_centroids, v_lists,
+        coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0),
+        now(), null
+    )
+    on conflict (user_id, model) do update
+    set centroids = excluded.centroids, lists = excluded.lists, messages = excluded.messages,
+        built_at = excluded.built_at, wanted_at = null;
+    delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+    insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
+    select a.message_id, p_user_id, p_model, a.n, a.embedding
+    from (
+        select e.message_id, e.embedding, memory_private.nearest_centroid(v_centroids, e.embedding) as n
+        from memory_private.message_embeddings as e
+        where e.user_id = p_user_id and e.model = p_model and e.embedding is not null
+    ) as a
+    order by a.n, a.message_id;
+    return v_lists;
+end
+$$;
+
+revoke all on function memory_private.build_vector_lists(uuid, text) from public, anon, authenticated, service_role;
+grant execute on function memory_private.build_vector_lists(uuid, text) to service_role;
+
+-- Why: pg_cron's minutely pass over the users due a build of their vector lists, oldest first,
+-- each build committed on its own, for at most 50 seconds so one pass ends before the next (no
+-- row lock: a build waits for the user's vector writers, which may be marking the same row). A
+-- procedure that commits cannot carry a `set search_path` clause, so every name in it is
+-- schema-qualified.
+create procedure memory_private.run_vector_list_builds()
+language plpgsql
+as $$
+declare
+    v_until timestamptz := clock_timestamp() + interval '50 seconds';
+    v_due record;
+begin
+    loop
+        select l.user_id, l.model into v_due
+        from memory_private.vector_lists as l
+        where l.wanted_at is not null
+        order by l.wanted_at
+        limit 1;
+        exit when not found;
+        perform memory_private.build_vector_lists(v_due.user_id, v_due.model);
+        commit;
+        exit when clock_timestamp() > v_until;
+    end loop;
+end
+$$;
+
+revoke all on procedure memory_private.run_vector_list_builds() from public, anon, authenticated, service_role;
+grant execute on procedure memory_private.run_vector_list_builds() to service_role;

@@ -1,0 +1,147 @@
+-- Why: search by meaning over a long history, at a cost that follows the page rather than the
+-- history or the user's share of everyone's vectors. The exact scan reads every vector of the
+-- user, and the HNSW index, filtered to one user, visits about all vectors / the user's for each
+-- row it keeps. A user with vector_lists_from vectors or more gets lists of their own (an inverted
+-- file): about sqrt(vectors) centres found by k-means over their vectors, and each vector in the
+-- list of its nearest centre; a search compares the query with the centres and reads the
+-- vector_list_probes nearest lists. The lists hold copies of the vectors, written list by list, so
+-- a list lies together on disk.
+-- Due when the search-term fold finds the user's messages past vector_lists_from (with vectors of
+-- the model), or doubled since the build; built off the write path by
+-- memory_private.run_vector_list_builds, every minute. A vector stored after a build joins the
+-- list of its nearest centre.
+-- Private: users read their own (what search by meaning compares), jobs write.
+create table memory_private.vector_lists (
+    user_id uuid not null references memory.users (id) on delete cascade,
+    model text not null,
+    -- The centres and how many (null: not built yet), and the user's messages at the build (the
+    -- search-term fold's count, which decides when to build again).
+    centroids extensions.halfvec[],
+    lists integer check (lists > 0),
+    messages bigint check (messages >= 0),
+    built_at timestamptz,
+    -- When the user's messages passed vector_lists_from, or doubled since the build: a build is due.
+    wanted_at timestamptz,
+    primary key (user_id, model),
+    constraint vector_lists_built check (
+        (centroids is null) = (lists is null) and (lists is null) = (messages is null)
+        and (messages is null) = (built_at is null)
+    )
+);
+
+comment on table memory_private.vector_lists is
+'Per user and embedding model: the centres of the user''s vector lists (an inverted file), and whether a build is due.';
+
+create index vector_lists_wanted_idx on memory_private.vector_lists (wanted_at) where wanted_at is not null;
+
+alter table memory_private.vector_lists enable row level security;
+
+create policy "Users read their own vector lists" on memory_private.vector_lists
+for select to authenticated
+using (user_id = (select auth.uid()));
+
+grant select on memory_private.vector_lists to authenticated;
+grant select, insert, update, delete on memory_private.vector_lists to service_role;
+
+-- A copy of each vector of a user with lists, in the list of its nearest centre. Follows its
+-- message's vector: dropped with it, replaced when it changes (memory_private.list_new_vectors).
+create table memory_private.vector_list_entries (
+    message_id bigint primary key references memory_private.message_embeddings (message_id) on delete cascade,
+    user_id uuid not null,
+    model text not null,
+    list_no integer not null check (list_no > 0),
+    embedding extensions.halfvec not null
+);
+
+comment on table memory_private.vector_list_entries is
+'The vectors of users with vector lists, each in the list of its nearest centre, a list''s rows written together.';
+
+create index vector_list_entries_list_idx on memory_private.vector_list_entries (user_id, model, list_no);
+
+alter table memory_private.vector_list_entries enable row level security;
+
+create policy "Users read the listed vectors of their own messages" on memory_private.vector_list_entries
+for select to authenticated
+using (user_id = (select auth.uid()));
+
+grant select on memory_private.vector_list_entries to authenticated;
+grant select, insert, update, delete on memory_private.vector_list_entries to service_role;
+
+-- The lock that orders a user's vector writes against a build of their lists: writers share it,
+-- a build holds it alone, so a build reads every vector committed before it and a vector stored
+-- after it is listed by the new centres.
+create function memory_private.vector_lists_lock(p_user_id uuid, p_exclusive boolean)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_key bigint := pg_catalog.hashtextextended('supamem.vector_lists/' || p_user_id::text, 0);
+begin
+    if p_exclusive then
+        perform pg_catalog.pg_advisory_xact_lock(v_key);
+    else
+        perform pg_catalog.pg_advisory_xact_lock_shared(v_key);
+    end if;
+end
+$$;
+
+revoke all on function memory_private.vector_lists_lock(uuid, boolean) from public, anon, authenticated, service_role;
+grant execute on function memory_private.vector_lists_lock(uuid, boolean) to service_role;
+
+-- The number of the centre nearest a vector (1-based), among a user's centres.
+create function memory_private.nearest_centroid(p_centroids extensions.halfvec[], p_vector extensions.halfvec)
+returns integer
+language plpgsql
+immutable
+parallel safe
+set search_path = ''
+as $$
+begin
+    return (
+        select c.n::integer
+        from unnest(p_centroids) with ordinality as c (centroid, n)
+        order by c.centroid operator(extensions.<=>) p_vector, c.n
+        limit 1
+    );
+end
+$$;
+
+revoke all on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
+to authenticated, service_role;
+
+-- After vectors are stored: each one of a user with built lists of its model goes into the list
+-- of its nearest centre (a refusal, or a vector of another model, leaves the lists). Which users
+-- are due a build is the search-term fold's to say (fold_search_terms): it counts their messages.
+create function memory_private.list_new_vectors()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+    perform memory_private.vector_lists_lock(u.user_id, false)
+    from (select distinct n.user_id from changed as n order by n.user_id) as u;
+    delete from memory_private.vector_list_entries as x
+    where x.message_id in (select n.message_id from changed as n);
+    insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
+    select n.message_id, n.user_id, n.model, memory_private.nearest_centroid(l.centroids, n.embedding), n.embedding
+    from changed as n
+    join memory_private.vector_lists as l on l.user_id = n.user_id and l.model = n.model
+    where n.embedding is not null and l.centroids is not null;
+    return null;
+end
+$$;
+
+revoke all on function memory_private.list_new_vectors() from public, anon, authenticated, service_role;
+
+create trigger message_embeddings_listed_on_insert
+after insert on memory_private.message_embeddings
+referencing new table as changed
+for each statement execute function memory_private.list_new_vectors();
+
+create trigger message_embeddings_listed_on_update
+after update on memory_private.message_embeddings
+referencing new table as changed
+for each statement execute function memory_private.list_new_vectors();
