@@ -702,9 +702,13 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"the HNSW path (their 251 lists built in 14.63 s): 1.77 ms and 0.358 of the exact nearest 50, a figure "
         f"that says little on copied histories (the nearest 50 are jittered copies of one or two turns, which a "
         f"graph links poorly). Each path forced in turn on this run's cluster (120 turn vectors of the other users "
-        f"as queries, twice each, p50 with the round trip): at 6,290 turns exact 3.86 ms, HNSW 3.11 ms (0.477 of "
-        f"the exact nearest 50), lists 0.85 ms (0.803); at 62,900 exact 34.5 ms, HNSW 0.97 ms (0.330), lists "
-        f"3.44 ms (0.869); at 629 exact 0.55 ms. The lists are slower at 62,900 because they are uneven on a "
+        f"as queries, twice each, p50 with the round trip; three passes, the first right after the cluster's "
+        f"start): at 6,290 turns exact 3.86-4.32 ms, HNSW 2.17-3.11 ms (0.477 of the exact nearest 50), lists "
+        f"0.70-0.85 ms (0.803); at 62,900 exact 34.5-38.2 ms, HNSW 0.73-0.97 ms (0.330), lists 1.89-3.44 ms "
+        f"(0.869); at 629 exact 0.55-0.71 ms. Probing lists nearest first until they held probes x the mean "
+        f"list's vectors, instead of a count of lists, was tried on the same cluster and not landed: its "
+        f"statement (a running sum over the centres) took 2.3 ms at 6,290 and 6.8 ms at 62,900, and found "
+        f"less (0.743 and 0.768). The lists are slower than the index at 62,900 because they are uneven on a "
         f"copied history (median 200 vectors, 90th percentile 500, largest 1,100: the hundred copies of a turn "
         f"fall in one list together), so eight of them hold a few thousand vectors. What the lists change most "
         f"lies outside this section: a user among many others takes the exact scan up to about "
@@ -712,10 +716,9 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"(34.5 ms here) and now reads eight lists. The copies double those users' vector space (0.8 kB a "
         f"384-dimension vector). This run was slower than the one before throughout (lexical search at 629 turns "
         f"took 1.46 ms against 956 µs), and hybrid search grew 1.37x at 6,290 turns and 1.58x at 62,900: the "
-        f"target is still missed. *Suggestion*: lists of even size (a large list split at the build) and probes "
-        f"by a budget of vectors rather than a count of lists, so the lists' cost follows the page on any "
-        f"distribution; and a fixed part in the HNSW path's price (a filtered scan's graph walk costs something "
-        f"whatever the user's share), so the choice at 62,900 rests on measured cost.",
+        f"target is still missed. *Suggestion*: lists of even size (a large list split at the build), so the "
+        f"lists' cost follows the page on any distribution and could answer at 62,900 as well; what is left at "
+        f"the largest size is the lexical side (1.21x) and the filtered index's walk.",
     ]
     jobs = wl.get("jobs", {})
     loop = [lv for lv in jobs.get("levels", []) if lv.get("provider") == "loopback"]
