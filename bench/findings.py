@@ -486,7 +486,7 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"p50 and hybrid {_ms(_g(wl, 'locomo', 'search_latency', 'kit_hybrid', 'p50_us'))} over ~600 turns; against the "
         f"history's length hybrid grows {_scale_ratio(wl)} at its slowest size (section 8's second table). The vector "
         f"side over one conversation is exact (the conversation's messages joined to their vectors by id; across a "
-        f"user's whole history it is the HNSW path with iterative scan): "
+        f"user's whole history it is exact, the HNSW path with iterative scan, or the user's vector lists, below): "
         f"{_ms(_g(wl, 'locomo', 'search_latency', 'kit_vector', 'p50_us'))} at 600 turns, and in a probe on a copy "
         f"of a run's data its statement took about 2 ms for 629 turns, of which the distances were about 0.2 ms: "
         f"the rest is fetching each turn's 1.5 kB vector row (a semi-join through the user's vector index measured "
@@ -689,36 +689,7 @@ def findings(results: dict[str, Any]) -> list[str]:
         f"nearest 50's distinct turns) and 0.58 ms at 41,900, against 1.53 and 0.47 ms unpartitioned. That is "
         f"the second suggestion below where each user has a partition to themself; with many users a partition "
         f"holds many, and a user's share of their partition decides the scan as their share of the index does "
-        f"now. Since 20261129054822 a user of `vector_lists_from` (2,000) messages or more has vector lists of "
-        f"their own (`memory_private.vector_lists`, an inverted file): ceil(sqrt(vectors)) centres by spherical "
-        f"k-means (6 rounds over a sample of 64 vectors a list), each vector copied into the list of its nearest "
-        f"centre, a list's rows written together, built by pg_cron's minutely `run_vector_list_builds` when the "
-        f"search-term fold finds the user past the size or their messages doubled; a vector stored later joins "
-        f"the list of its nearest centre, and a build waits for the user's vector writers in flight "
-        f"(tests/test_vector_lists.py). `vector_messages` prices the lists at the centres plus "
-        f"`vector_list_probes` (8) lists of the user's vectors / lists each, beside the exact scan and the filtered "
-        f"index, and takes the cheapest. In this run the user of 6,290 turns took the lists (80, built in 1.34 s): "
-        f"the vector side alone took 1.15 ms and returned 0.898 of the exact nearest 50; the user of 62,900 kept "
-        f"the HNSW path (their 251 lists built in 14.63 s): 1.77 ms and 0.358 of the exact nearest 50, a figure "
-        f"that says little on copied histories (the nearest 50 are jittered copies of one or two turns, which a "
-        f"graph links poorly). Each path forced in turn on this run's cluster (120 turn vectors of the other users "
-        f"as queries, twice each, p50 with the round trip; three passes, the first right after the cluster's "
-        f"start): at 6,290 turns exact 3.86-4.32 ms, HNSW 2.17-3.11 ms (0.477 of the exact nearest 50), lists "
-        f"0.70-0.85 ms (0.803); at 62,900 exact 34.5-38.2 ms, HNSW 0.73-0.97 ms (0.330), lists 1.89-3.44 ms "
-        f"(0.869); at 629 exact 0.55-0.71 ms. Probing lists nearest first until they held probes x the mean "
-        f"list's vectors, instead of a count of lists, was tried on the same cluster and not landed: its "
-        f"statement (a running sum over the centres) took 2.3 ms at 6,290 and 6.8 ms at 62,900, and found "
-        f"less (0.743 and 0.768). The lists are slower than the index at 62,900 because they are uneven on a "
-        f"copied history (median 200 vectors, 90th percentile 500, largest 1,100: the hundred copies of a turn "
-        f"fall in one list together), so eight of them hold a few thousand vectors. What the lists change most "
-        f"lies outside this section: a user among many others takes the exact scan up to about "
-        f"sqrt(500 x all vectors) of their own, so a user of 62,900 turns in a table of millions read every vector "
-        f"(34.5 ms here) and now reads eight lists. The copies double those users' vector space (0.8 kB a "
-        f"384-dimension vector). This run was slower than the one before throughout (lexical search at 629 turns "
-        f"took 1.46 ms against 956 µs), and hybrid search grew 1.37x at 6,290 turns and 1.58x at 62,900: the "
-        f"target is still missed. *Suggestion*: lists of even size (a large list split at the build), so the "
-        f"lists' cost follows the page on any distribution and could answer at 62,900 as well; what is left at "
-        f"the largest size is the lexical side (1.21x) and the filtered index's walk.",
+        f"now. " + _vector_lists(wl),
     ]
     jobs = wl.get("jobs", {})
     loop = [lv for lv in jobs.get("levels", []) if lv.get("provider") == "loopback"]
@@ -807,6 +778,55 @@ def findings(results: dict[str, Any]) -> list[str]:
             f"`claim_jobs` to save an RPC per job.")
     out.append("")
     return out
+
+
+def _vector_lists(wl: dict[str, Any]) -> str:
+    """Finding 9's part on the users' vector lists, with this run's figures from section 8's second table."""
+    rows = _g(wl, "locomo", "latency_at_scale", default=[]) or []
+    ran = []
+    for row in rows:
+        if "vector" not in row:
+            continue
+        how = (f"{row['vector_lists']} lists built in {row['vector_list_build_seconds']} s"
+               if row.get("vector_lists") else "no lists")
+        ran.append(f"at {row['turns']:,} turns {_ms(row['vector']['p50_us'])} and "
+                   f"{row['vector_found_of_exact_50']} of the exact nearest 50 ({how})")
+    hybrid = (", ".join(f"{_ms(r['hybrid']['p50_us'])} at {r['turns']:,}" for r in rows) or "not measured")
+    return (
+        f"Since 20261129063519 a user whose messages reach `vector_lists_from` (2,000) has vector lists of their "
+        f"own once they hold as many vectors (`memory_private.vector_lists`, an inverted file): ceil(sqrt(vectors)) "
+        f"centres by spherical k-means (6 rounds over a sample of 64 vectors a list), each vector copied into the "
+        f"list of its nearest centre, a list's rows written together, built by pg_cron's minutely "
+        f"`run_vector_list_builds`; a vector stored later joins the list of its nearest centre, a build waits for "
+        f"the user's vector writers in flight, and a delete during a build waits for it (a first version let a "
+        f"delete reach a copy the build had replaced while the build waited for the delete's vector: a deadlock; "
+        f"tests/test_vector_lists.py). `vector_messages` prices the lists at the centres plus `vector_list_probes` "
+        f"(8) lists of the user's vectors / lists each, beside the exact scan and the filtered index, and takes "
+        f"the least estimated cost; recall is not priced. In this run the vector side alone, over the user's "
+        f"history with the run's questions: {'; '.join(ran) or 'not measured'}; the user of 62,900 turns, who holds "
+        f"most of the index, takes the HNSW path by its price (the run of 2026-11-29 ran the change's first "
+        f"version, commit daee715; the migration as landed changed when builds lock and who is noted due, not the "
+        f"lists or the search). On copied histories the share of "
+        f"the exact nearest 50 says little for the index (the nearest 50 are jittered copies of one or two turns, "
+        f"which a graph links poorly). Measured by hand on the cluster of the run of 2026-11-29 (outside the "
+        f"benchmark's code: each path forced in turn through the settings, 120 turn vectors of the other users as "
+        f"queries, twice each, p50 with the round trip, three passes, the first right after the cluster's start): "
+        f"at 6,290 turns exact 3.86-4.32 ms, HNSW 2.17-3.11 ms (0.477 of the exact nearest 50), lists 0.70-0.85 ms "
+        f"(0.803); at 62,900 exact 34.5-38.2 ms, HNSW 0.73-0.97 ms (0.330), lists 1.89-3.44 ms (0.869); at 629 "
+        f"exact 0.55-0.71 ms. In the same way, probing lists nearest first until they held probes x the mean "
+        f"list's vectors, instead of a count of lists, was tried and not landed: its statement (a running sum over "
+        f"the centres) took 2.3 ms at 6,290 and 6.8 ms at 62,900 and found less (0.743 and 0.768). The lists are "
+        f"slower than the index at 62,900 because they are uneven on a copied history (median 200 vectors, 90th "
+        f"percentile 500, largest 1,100: the hundred copies of a turn fall in one list together), so eight of them "
+        f"hold a few thousand vectors. What the lists change most lies outside this section: a user among many "
+        f"others takes the exact scan up to about sqrt(500 x all vectors) of their own, so a user of 62,900 turns "
+        f"in a table of millions read every vector (34.5-38.2 ms above) and now reads eight lists. The copies "
+        f"double those users' vector space (0.8 kB a 384-dimension vector). Hybrid search in this run: {hybrid}; "
+        f"the run of 2026-11-27 measured 1.22, 2.80 and 1.78 ms on a faster day (lexical search at 629 turns "
+        f"956 µs then). *Suggestion*: lists of even size (a large list split at the build), so the lists' cost "
+        f"follows the page on any distribution and could answer at 62,900 as well; what else grows at the "
+        f"largest size is the lexical side and the filtered index's walk."
+    )
 
 
 def _scale_ratio(wl: dict[str, Any]) -> str:

@@ -113,6 +113,57 @@ def test_a_build_waits_for_an_open_vector_writer_and_lists_its_vector(database_u
         assert listed(setup, user) == (frm + 1, frm + 1)
 
 
+def test_a_build_holds_its_vectors_before_it_replaces_their_copies(database_url: str, user: Any) -> None:
+    """A build holds the user's vectors against deletion before it touches a copy, so a delete
+    arriving meanwhile waits at the vector: one that reached a copy the build had replaced while the
+    build waited for its vector (the new copy's foreign key) deadlocked. Here a vector held by
+    another transaction stops the build, which has then replaced no copy; once free, it lists all."""
+    with psycopg.connect(database_url, autocommit=True) as setup, \
+            psycopg.connect(database_url, autocommit=True) as builder, \
+            psycopg.connect(database_url) as holder:
+        frm = int(setup.execute("select memory_private.number_setting('vector_lists_from', 1)").fetchone()[0])
+        history(setup, user, frm)
+        setup.execute("call memory_private.run_vector_list_builds()")
+        holder.execute("select 1 from memory_private.message_embeddings where message_id = "
+                       "(select max(message_id) from memory_private.message_embeddings where user_id = %s) for update",
+                       [user])
+        build = threading.Thread(target=builder.execute, args=[
+            "select memory_private.build_vector_lists(%s, memory_private.setting('embedding_model') ->> 0)", [user]])
+        build.start()
+        try:
+            wait_for(lambda: waiting_on(setup, builder.info.backend_pid, "Lock"), 60, "the build to wait for the vector")
+            copies = setup.execute("select count(*) from (select 1 from memory_private.vector_list_entries "
+                                   "where user_id = %s for update nowait) as x", [user]).fetchone()[0]
+            assert copies == frm
+        finally:
+            holder.rollback()
+            build.join(60)
+        assert not build.is_alive()
+        assert listed(setup, user) == (frm, frm)
+
+
+def test_a_pass_whose_builds_fail_tries_each_again_in_an_hour(database_url: str) -> None:
+    """A build that fails does not stop the pass: it is logged, its user is due again in an hour
+    (behind the others), and the pass goes on to the next user and ends."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        frm = int(conn.execute("select memory_private.number_setting('vector_lists_from', 1)").fetchone()[0])
+        users = [conn.execute("select memory.user_id_for(%s)", [f"vector-lists-{uuid.uuid4()}"]).fetchone()[0]
+                 for _ in range(2)]
+        try:
+            for uid in users:
+                history(conn, uid, frm)
+            # Every build fails on a setting it cannot read.
+            conn.execute("update memory_private.settings set value = '\"many\"' where key = 'vector_lists_from'")
+            conn.execute("call memory_private.run_vector_list_builds()")
+            rows = conn.execute(
+                "select lists is null and wanted_at > now() + interval '50 minutes' "
+                "from memory_private.vector_lists where user_id = any(%s)", [users]).fetchall()
+            assert rows == [(True,), (True,)]
+        finally:
+            conn.execute("update memory_private.settings set value = %s where key = 'vector_lists_from'", [str(frm)])
+            conn.execute("delete from memory.users where id = any(%s)", [users])
+
+
 def test_a_search_reads_the_nearest_lists_of_its_user_alone(database_url: str, admin_url: str, user: Any) -> None:
     with psycopg.connect(database_url, autocommit=True) as setup:
         frm = int(setup.execute("select memory_private.number_setting('vector_lists_from', 1)").fetchone()[0])

@@ -1,39 +1,57 @@
--- Build a user's vector lists for a model (memory_private.vector_lists): ceil(sqrt(vectors))
+-- Drop a user's lists of a model, and of any model no longer current, with their copies; under
+-- the user's vector lock, held alone until the transaction ends.
+create function memory_private.drop_vector_lists(p_user_id uuid, p_model text)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_current text := memory_private.setting('embedding_model') ->> 0;
+begin
+    perform memory_private.vector_lists_lock(p_user_id, true);
+    delete from memory_private.vector_list_entries as x
+    where x.user_id = p_user_id and (x.model = p_model or x.model is distinct from v_current);
+    delete from memory_private.vector_lists as l
+    where l.user_id = p_user_id and (l.model = p_model or l.model is distinct from v_current);
+end
+$$;
+
+revoke all on function memory_private.drop_vector_lists(uuid, text) from public, anon, authenticated, service_role;
+grant execute on function memory_private.drop_vector_lists(uuid, text) to service_role;
+
+-- Build a user's vector lists for the current model (memory_private.vector_lists): ceil(sqrt(vectors))
 -- centres by spherical k-means (the cosine's k-means: each centre the normalised mean of its
 -- members) over a sample of 64 vectors a list, 6 rounds from centres drawn from the sample, then
--- every vector copied into the list of its nearest centre, list by list. Below vector_lists_from
--- vectors the user has no lists (the exact scan answers). Holds the user's vector lock alone, so
--- no vector is stored meanwhile (memory_private.list_new_vectors waits, then lists it by the new
--- centres). Returns the number of lists. Cost: about vectors x lists distances (seconds at 60,000
--- vectors), once each time the user's messages double.
+-- every vector copied into the list of its nearest centre, list by list. The k-means runs before
+-- the user's vector lock; the copy holds it alone, so no vector is stored meanwhile
+-- (memory_private.list_new_vectors waits, then lists it by the new centres), and holds the user's
+-- vectors against deletion first, so a delete waits for the build instead of crossing it. With fewer than
+-- vector_lists_from vectors the user has no lists (the exact scan answers). While the user's
+-- vectors lag their messages (a new model being embedded, an import), the build is due again in
+-- ten minutes; otherwise when the fold finds the messages doubled. Returns the number of lists.
+-- Cost: about vectors x lists distances (seconds at 60,000 vectors).
 create function memory_private.build_vector_lists(p_user_id uuid, p_model text)
 returns integer
 language plpgsql
 set search_path = ''
 as $$
 declare
+    v_messages bigint := coalesce(
+        (select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0
+    );
     v_vectors integer;
     v_lists integer;
     v_sample extensions.halfvec[];
     v_centroids extensions.halfvec[];
 begin
-    perform memory_private.vector_lists_lock(p_user_id, true);
     -- Lists of a model no longer current are no use to anybody.
-    delete from memory_private.vector_lists as l
-    where l.user_id = p_user_id and l.model <> (memory_private.setting('embedding_model') ->> 0);
-    delete from memory_private.vector_list_entries as x
-    where x.user_id = p_user_id and x.model <> (memory_private.setting('embedding_model') ->> 0);
     if p_model is distinct from memory_private.setting('embedding_model') ->> 0 then
+        perform memory_private.drop_vector_lists(p_user_id, p_model);
         return 0;
     end if;
     select count(*) into v_vectors
     from memory_private.message_embeddings as e
     where e.user_id = p_user_id and e.model = p_model and e.embedding is not null;
-    if v_vectors < memory_private.number_setting('vector_lists_from', 1) then
-        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
-        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
-        return 0;
-    end if;
     v_lists := ceil(sqrt(v_vectors));
     -- A vector of zeros has no direction: no centre is drawn from one.
     v_sample := array(
@@ -45,9 +63,15 @@ begin
         limit 64 * v_lists
     );
     v_lists := least(v_lists, cardinality(v_sample));
-    if v_lists = 0 then
-        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
-        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+    if v_vectors < memory_private.number_setting('vector_lists_from', 1) or v_lists = 0 then
+        perform memory_private.drop_vector_lists(p_user_id, p_model);
+        -- Kept without lists: the fold marks it due again when the messages double.
+        insert into memory_private.vector_lists (user_id, model, messages, built_at, wanted_at)
+        values (
+            p_user_id, p_model, v_messages, now(),
+            case when v_messages >= memory_private.number_setting('vector_lists_from', 1)
+                then now() + interval '10 minutes' end
+        );
         return 0;
     end if;
     v_centroids := v_sample[1:v_lists];
@@ -64,16 +88,19 @@ begin
         from unnest(v_centroids) with ordinality as c (v, n)
         left join means as m on m.n = c.n;
     end loop;
-    insert into memory_private.vector_lists as l (user_id, model, centroids, lists, messages, built_at, wanted_at)
+    perform memory_private.vector_lists_lock(p_user_id, true);
+    -- Every vector held against deletion before a copy is replaced: a delete that comes later waits
+    -- here at the vector, never at a copy this build replaced while the build waits for it (the
+    -- new copy's foreign key), which deadlocked.
+    perform from memory_private.message_embeddings as e
+    where e.user_id = p_user_id and e.model = p_model and e.embedding is not null
+    for key share;
+    perform memory_private.drop_vector_lists(p_user_id, p_model);
+    insert into memory_private.vector_lists (user_id, model, centroids, lists, messages, built_at, wanted_at)
     values (
-        p_user_id, p_model, v_centroids, v_lists,
-        coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0),
-        now(), null
-    )
-    on conflict (user_id, model) do update
-    set centroids = excluded.centroids, lists = excluded.lists, messages = excluded.messages,
-        built_at = excluded.built_at, wanted_at = null;
-    delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+        p_user_id, p_model, v_centroids, v_lists, v_messages, now(),
+        case when v_vectors < v_messages / 2 then now() + interval '10 minutes' end
+    );
     insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
     select a.message_id, p_user_id, p_model, a.n, a.embedding
     from (
@@ -90,10 +117,9 @@ revoke all on function memory_private.build_vector_lists(uuid, text) from public
 grant execute on function memory_private.build_vector_lists(uuid, text) to service_role;
 
 -- Why: pg_cron's minutely pass over the users due a build of their vector lists, oldest first,
--- each build committed on its own, for at most 50 seconds so one pass ends before the next (no
--- row lock: a build waits for the user's vector writers, which may be marking the same row). A
--- procedure that commits cannot carry a `set search_path` clause, so every name in it is
--- schema-qualified.
+-- each build committed on its own, for at most 50 seconds so one pass ends before the next. A
+-- build that fails (logged as a warning) is tried again in an hour, behind the others. A procedure
+-- that commits cannot carry a `set search_path` clause, so every name in it is schema-qualified.
 create procedure memory_private.run_vector_list_builds()
 language plpgsql
 as $$
@@ -104,11 +130,17 @@ begin
     loop
         select l.user_id, l.model into v_due
         from memory_private.vector_lists as l
-        where l.wanted_at is not null
+        where l.wanted_at <= now()
         order by l.wanted_at
         limit 1;
         exit when not found;
-        perform memory_private.build_vector_lists(v_due.user_id, v_due.model);
+        begin
+            perform memory_private.build_vector_lists(v_due.user_id, v_due.model);
+        exception when others then
+            raise warning 'supamem: vector lists of user % not built: %', v_due.user_id, sqlerrm;
+            update memory_private.vector_lists as l set wanted_at = now() + interval '1 hour'
+            where l.user_id = v_due.user_id and l.model = v_due.model;
+        end;
         commit;
         exit when clock_timestamp() > v_until;
     end loop;

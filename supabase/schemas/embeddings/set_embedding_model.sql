@@ -2,6 +2,7 @@
 -- new model by a scan, newest first (memory_private.note_for_new_model: the first batches now,
 -- the rest before each embed scan), and the users whose memories have no message to bring them a
 -- job are queued; the queue re-embeds every row, and until then search ranks them lexically.
+-- Users with vector lists are due lists of the new model.
 create function memory.set_embedding_model(p_model text, p_dimensions integer)
 returns void
 language plpgsql
@@ -20,6 +21,13 @@ begin
         return;
     end if;
     perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
+    -- Users with vector lists are due lists of the new model (built once its vectors are there);
+    -- lists of a model name used again were made from vectors of other dimensions.
+    delete from memory_private.vector_list_entries as x
+    where exists (select 1 from memory_private.vector_lists as l where l.model = p_model) and x.model = p_model;
+    delete from memory_private.vector_lists as l where l.model = p_model;
+    insert into memory_private.vector_lists (user_id, model, wanted_at)
+    select distinct l.user_id, p_model, now() from memory_private.vector_lists as l;
     update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
     update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
     -- The scan starts with the newest messages; the embed scan queues their users.

@@ -7,25 +7,25 @@
 -- vector_list_probes nearest lists. The lists hold copies of the vectors, written list by list, so
 -- a list lies together on disk.
 -- Due when the search-term fold finds the user's messages past vector_lists_from (with vectors of
--- the model), or doubled since the build; built off the write path by
--- memory_private.run_vector_list_builds, every minute. A vector stored after a build joins the
--- list of its nearest centre.
+-- the model), or doubled since the build, and after a model change; built off the write path by
+-- memory_private.run_vector_list_builds, every minute, when the user has vector_lists_from vectors.
+-- A vector stored after a build joins the list of its nearest centre.
 -- Private: users read their own (what search by meaning compares), jobs write.
 create table memory_private.vector_lists (
     user_id uuid not null references memory.users (id) on delete cascade,
     model text not null,
-    -- The centres and how many (null: not built yet), and the user's messages at the build (the
-    -- search-term fold's count, which decides when to build again).
+    -- The centres and how many (null: none, the user's vectors being too few), and the user's
+    -- messages at the last build (the search-term fold's count, which decides when to build again).
     centroids extensions.halfvec[],
     lists integer check (lists > 0),
     messages bigint check (messages >= 0),
     built_at timestamptz,
-    -- When the user's messages passed vector_lists_from, or doubled since the build: a build is due.
+    -- From when a build is due: the user's messages passed vector_lists_from or doubled since the
+    -- last build, or their vectors lagged their messages then.
     wanted_at timestamptz,
     primary key (user_id, model),
     constraint vector_lists_built check (
-        (centroids is null) = (lists is null) and (lists is null) = (messages is null)
-        and (messages is null) = (built_at is null)
+        (centroids is null) = (lists is null) and (messages is null) = (built_at is null)
     )
 );
 
@@ -109,12 +109,40 @@ $$;
 
 revoke all on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
 from public, anon, authenticated, service_role;
-grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
-to authenticated, service_role;
+grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec) to service_role;
+
+-- Which of these users are due a build of their vector lists: those with vectors of the current
+-- model whose messages (the search-term fold's count) passed vector_lists_from with no lists row
+-- yet, or doubled since the last build. Called by the fold for the users it counted and after
+-- vectors are stored (a user's messages may be counted before their vectors come).
+create function memory_private.note_vector_lists_due(p_users uuid[])
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+    v_model text := memory_private.setting('embedding_model') ->> 0;
+begin
+    insert into memory_private.vector_lists as l (user_id, model, wanted_at)
+    select c.user_id, v_model, now()
+    from memory_private.search_corpus as c
+    left join memory_private.vector_lists as l on l.user_id = c.user_id and l.model = v_model
+    where c.user_id = any(p_users)
+        and c.documents >= memory_private.number_setting('vector_lists_from', 1)
+        and (l.user_id is null or l.wanted_at is null and (l.messages is null or c.documents >= 2 * l.messages))
+        and exists (
+            select 1 from memory_private.message_embeddings as e where e.user_id = c.user_id and e.model = v_model
+        )
+    on conflict (user_id, model) do update set wanted_at = excluded.wanted_at;
+end
+$$;
+
+revoke all on function memory_private.note_vector_lists_due(uuid[]) from public, anon, authenticated, service_role;
+grant execute on function memory_private.note_vector_lists_due(uuid[]) to service_role;
 
 -- After vectors are stored: each one of a user with built lists of its model goes into the list
--- of its nearest centre (a refusal, or a vector of another model, leaves the lists). Which users
--- are due a build is the search-term fold's to say (fold_search_terms): it counts their messages.
+-- of its nearest centre (a refusal, or a vector of another model, leaves the lists), and users
+-- are noted due a build as the fold notes them.
 create function memory_private.list_new_vectors()
 returns trigger
 language plpgsql
@@ -130,6 +158,7 @@ begin
     from changed as n
     join memory_private.vector_lists as l on l.user_id = n.user_id and l.model = n.model
     where n.embedding is not null and l.centroids is not null;
+    perform memory_private.note_vector_lists_due(array(select distinct n.user_id from changed as n));
     return null;
 end
 $$;

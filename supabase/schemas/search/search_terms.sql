@@ -66,8 +66,6 @@ declare
     v_from bigint;
     v_to bigint;
     v_edited bigint[];
-    v_model text := memory_private.setting('embedding_model') ->> 0;
-    v_lists_from bigint := memory_private.number_setting('vector_lists_from', 1);
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
     -- Notes of messages a fold has passed: their words were counted (notes of messages not passed
@@ -136,21 +134,6 @@ begin
         select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
         on conflict (user_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
-        returning c.user_id, c.documents
-    ),
-    -- Users whose messages passed vector_lists_from, or doubled since their vector lists were
-    -- built, are due a build (memory_private.vector_lists), if they have vectors of the model.
-    due as (
-        insert into memory_private.vector_lists as l (user_id, model, wanted_at)
-        select s.user_id, v_model, now()
-        from sizes as s
-        left join memory_private.vector_lists as l on l.user_id = s.user_id and l.model = v_model
-        where s.documents >= v_lists_from
-            and (l.user_id is null or l.wanted_at is null and (l.messages is null or s.documents >= 2 * l.messages))
-            and exists (
-                select 1 from memory_private.message_embeddings as e where e.user_id = s.user_id and e.model = v_model
-            )
-        on conflict (user_id, model) do update set wanted_at = excluded.wanted_at
     ),
     -- The notes this fold's range already holds (writers that committed before the batch was
     -- read): a message the batch does not hold was never counted; one it holds was counted with
@@ -175,6 +158,9 @@ begin
     if v_to is null then
         return 0;
     end if;
+    perform memory_private.note_vector_lists_due(
+        array(select distinct m.user_id from memory.messages as m where m.id > v_from and m.id <= v_to)
+    );
     update memory_private.message_scans set through = v_to where name = 'search_terms';
     return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
 end

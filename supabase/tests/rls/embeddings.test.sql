@@ -4,7 +4,7 @@
 -- job) reads and writes them. The embed job's RPCs and the model setting are service_role's only.
 -- The same for a user's vector lists (their centres and the listed copies of their vectors).
 begin;
-select plan(27);
+select plan(32);
 
 select tests.create_cast('rls-embeddings');
 select tests.remember('conv', (memory.create_conversation(tests.recall('owner')::uuid, 'Vectors')).id);
@@ -60,6 +60,14 @@ select throws_ok(
     $$update memory_private.vector_list_entries set list_no = 2$$, '42501', null, 'the owner cannot move a listed vector'
 );
 select throws_ok(
+    format($$insert into memory_private.vector_lists (user_id, model, wanted_at) values (%L, 'x', now())$$,
+        tests.recall('owner')),
+    '42501', null, 'the owner cannot mark lists due'
+);
+select throws_ok(
+    $$delete from memory_private.vector_lists$$, '42501', null, 'the owner cannot delete their lists'
+);
+select throws_ok(
     format($$select memory_private.build_vector_lists(%L, 'offline-hash-384')$$, tests.recall('owner')),
     '42501', null, 'a signed-in user cannot build lists'
 );
@@ -77,10 +85,12 @@ select tests.authenticate_as(tests.recall('stranger')::uuid);
 select is_empty('select 1 from memory_private.message_embeddings', 'a stranger reads no message vectors');
 select is_empty('select 1 from memory_private.memory_embeddings', 'a stranger reads no memory vectors');
 select is_empty('select 1 from memory_private.vector_list_entries', 'a stranger reads no listed vectors');
+select is_empty('select 1 from memory_private.vector_lists', 'a stranger reads no vector lists');
 
 select tests.authenticate_as(tests.recall('admin_a')::uuid);
 select is_empty('select 1 from memory_private.message_embeddings', 'the owner''s tenant admin reads no vectors');
 select is_empty('select 1 from memory_private.vector_lists', 'the owner''s tenant admin reads no vector lists');
+select is_empty('select 1 from memory_private.vector_list_entries', 'the owner''s tenant admin reads no listed vectors');
 select tests.authenticate_as(tests.recall('admin_b')::uuid);
 select is_empty('select 1 from memory_private.memory_embeddings', 'another tenant''s admin reads no vectors');
 
@@ -100,6 +110,10 @@ select lives_ok(
 select results_eq(
     format('select count(*)::integer from memory_private.vector_list_entries where user_id = %L', tests.recall('owner')),
     array[1], 'service_role reads the listed vectors'
+);
+select lives_ok(
+    format($$update memory_private.vector_lists set wanted_at = now() where user_id = %L$$, tests.recall('owner')),
+    'service_role marks lists due'
 );
 select is(
     memory_private.build_vector_lists(tests.recall('owner')::uuid, 'offline-hash-384'), 0,

@@ -5,7 +5,7 @@
 -- answers exactly when they come back short. Three-dimensional vectors under a test model, in four
 -- tight bundles (one per axis and one diagonal), 25 each.
 begin;
-select plan(19);
+select plan(25);
 
 select tests.create_cast('vector-lists');
 select tests.authenticate_as_service_role();
@@ -101,6 +101,17 @@ select is(
     ),
     'it compares the copies in the nearest list, not the messages'' vectors'
 );
+select tests.clear_authentication();
+update memory_private.settings set value = '1000' where key = 'vector_list_probes';
+select tests.authenticate_as_service_role();
+select is(
+    array(select v.message_id from memory_private.vector_messages(tests.recall('owner')::uuid, '[0.1, 1, 0]', null, 5) as v),
+    tests.recall('exact')::bigint[],
+    'lists that would cost more than the exact scan are not read'
+);
+select tests.clear_authentication();
+update memory_private.settings set value = '1' where key = 'vector_list_probes';
+select tests.authenticate_as_service_role();
 select is(
     (select count(*)::integer from memory_private.vector_messages(tests.recall('owner')::uuid, '[0.1, 1, 0]', null, 60)),
     60,
@@ -162,11 +173,44 @@ select is(
 );
 select tests.clear_authentication();
 select is(
-    (select count(*)::integer from memory_private.vector_lists where user_id = tests.recall('owner')::uuid)
+    (select count(lists)::integer from memory_private.vector_lists where user_id = tests.recall('owner')::uuid)
     + (select count(*)::integer from memory_private.vector_list_entries where user_id = tests.recall('owner')::uuid),
     0,
     'the lists and their entries are gone'
 );
+select is(
+    (select (l.messages, l.wanted_at is null)::text from memory_private.vector_lists as l
+    where l.user_id = tests.recall('owner')::uuid),
+    '(201,t)',
+    'the user is kept without lists, due again when the messages double'
+);
+
+-- A new model: users with lists are due lists of it, and their build drops the old model's.
+update memory_private.settings set value = '60' where key = 'vector_lists_from';
+select tests.authenticate_as_service_role();
+select is(memory_private.build_vector_lists(tests.recall('owner')::uuid, 'test-3d'), 10, 'built again from its 100 vectors');
+select memory.set_embedding_model('test-3d-next', 3);
+select tests.clear_authentication();
+select isnt(
+    (select l.wanted_at from memory_private.vector_lists as l
+    where l.user_id = tests.recall('owner')::uuid and l.model = 'test-3d-next'),
+    null,
+    'after a model change a user with lists is due lists of the new model'
+);
+select tests.authenticate_as_service_role();
+select is(
+    memory_private.build_vector_lists(tests.recall('owner')::uuid, 'test-3d-next'), 0,
+    'none before the new model''s vectors are there'
+);
+select tests.clear_authentication();
+select is(
+    (select array_agg(l.model || ':' || (l.wanted_at > now())::text) from memory_private.vector_lists as l
+    where l.user_id = tests.recall('owner')::uuid)
+    || (select count(*)::text from memory_private.vector_list_entries as x where x.user_id = tests.recall('owner')::uuid),
+    array['test-3d-next:true', '0'],
+    'the old model''s lists and copies are gone; the new model''s are due again once its vectors catch up'
+);
+select memory.set_embedding_model('test-3d', 3);
 
 update memory_private.settings set value = '0' where key = 'vector_list_probes';
 select tests.authenticate_as_service_role();

@@ -52,11 +52,7 @@ alter table memory_private.vector_list_entries add constraint vector_list_entrie
 alter table memory_private.vector_list_entries validate constraint "vector_list_entries_message_id_fkey";
 
 alter table memory_private.vector_lists add constraint vector_lists_built check (
-    (
-        ((centroids is null) = (lists is null))
-        and ((lists is null) = (messages is null))
-        and ((messages is null) = (built_at is null))
-    )
+    (((centroids is null) = (lists is null)) and ((messages is null) = (built_at is null)))
 ) not valid;
 
 alter table memory_private.vector_lists validate constraint "vector_lists_built";
@@ -85,28 +81,22 @@ language plpgsql
 set search_path to ''
 as $function$
 declare
+    v_messages bigint := coalesce(
+        (select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0
+    );
     v_vectors integer;
     v_lists integer;
     v_sample extensions.halfvec[];
     v_centroids extensions.halfvec[];
 begin
-    perform memory_private.vector_lists_lock(p_user_id, true);
     -- Lists of a model no longer current are no use to anybody.
-    delete from memory_private.vector_lists as l
-    where l.user_id = p_user_id and l.model <> (memory_private.setting('embedding_model') ->> 0);
-    delete from memory_private.vector_list_entries as x
-    where x.user_id = p_user_id and x.model <> (memory_private.setting('embedding_model') ->> 0);
     if p_model is distinct from memory_private.setting('embedding_model') ->> 0 then
+        perform memory_private.drop_vector_lists(p_user_id, p_model);
         return 0;
     end if;
     select count(*) into v_vectors
     from memory_private.message_embeddings as e
     where e.user_id = p_user_id and e.model = p_model and e.embedding is not null;
-    if v_vectors < memory_private.number_setting('vector_lists_from', 1) then
-        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
-        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
-        return 0;
-    end if;
     v_lists := ceil(sqrt(v_vectors));
     -- A vector of zeros has no direction: no centre is drawn from one.
     v_sample := array(
@@ -118,9 +108,15 @@ begin
         limit 64 * v_lists
     );
     v_lists := least(v_lists, cardinality(v_sample));
-    if v_lists = 0 then
-        delete from memory_private.vector_lists as l where l.user_id = p_user_id and l.model = p_model;
-        delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+    if v_vectors < memory_private.number_setting('vector_lists_from', 1) or v_lists = 0 then
+        perform memory_private.drop_vector_lists(p_user_id, p_model);
+        -- Kept without lists: the fold marks it due again when the messages double.
+        insert into memory_private.vector_lists (user_id, model, messages, built_at, wanted_at)
+        values (
+            p_user_id, p_model, v_messages, now(),
+            case when v_messages >= memory_private.number_setting('vector_lists_from', 1)
+                then now() + interval '10 minutes' end
+        );
         return 0;
     end if;
     v_centroids := v_sample[1:v_lists];
@@ -137,16 +133,19 @@ begin
         from unnest(v_centroids) with ordinality as c (v, n)
         left join means as m on m.n = c.n;
     end loop;
-    insert into memory_private.vector_lists as l (user_id, model, centroids, lists, messages, built_at, wanted_at)
+    perform memory_private.vector_lists_lock(p_user_id, true);
+    -- Every vector held against deletion before a copy is replaced: a delete that comes later waits
+    -- here at the vector, never at a copy this build replaced while the build waits for it (the
+    -- new copy's foreign key), which deadlocked.
+    perform from memory_private.message_embeddings as e
+    where e.user_id = p_user_id and e.model = p_model and e.embedding is not null
+    for key share;
+    perform memory_private.drop_vector_lists(p_user_id, p_model);
+    insert into memory_private.vector_lists (user_id, model, centroids, lists, messages, built_at, wanted_at)
     values (
-        p_user_id, p_model, v_centroids, v_lists,
-        coalesce((select c.documents from memory_private.search_corpus as c where c.user_id = p_user_id), 0),
-        now(), null
-    )
-    on conflict (user_id, model) do update
-    set centroids = excluded.centroids, lists = excluded.lists, messages = excluded.messages,
-        built_at = excluded.built_at, wanted_at = null;
-    delete from memory_private.vector_list_entries as x where x.user_id = p_user_id and x.model = p_model;
+        p_user_id, p_model, v_centroids, v_lists, v_messages, now(),
+        case when v_vectors < v_messages / 2 then now() + interval '10 minutes' end
+    );
     insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
     select a.message_id, p_user_id, p_model, a.n, a.embedding
     from (
@@ -156,6 +155,22 @@ begin
     ) as a
     order by a.n, a.message_id;
     return v_lists;
+end
+$function$;
+
+create or replace function memory_private.drop_vector_lists(p_user_id uuid, p_model text)
+returns void
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_current text := memory_private.setting('embedding_model') ->> 0;
+begin
+    perform memory_private.vector_lists_lock(p_user_id, true);
+    delete from memory_private.vector_list_entries as x
+    where x.user_id = p_user_id and (x.model = p_model or x.model is distinct from v_current);
+    delete from memory_private.vector_lists as l
+    where l.user_id = p_user_id and (l.model = p_model or l.model is distinct from v_current);
 end
 $function$;
 
@@ -174,6 +189,7 @@ begin
     from changed as n
     join memory_private.vector_lists as l on l.user_id = n.user_id and l.model = n.model
     where n.embedding is not null and l.centroids is not null;
+    perform memory_private.note_vector_lists_due(array(select distinct n.user_id from changed as n));
     return null;
 end
 $function$;
@@ -196,6 +212,28 @@ begin
 end
 $function$;
 
+create or replace function memory_private.note_vector_lists_due(p_users uuid[])
+returns void
+language plpgsql
+set search_path to ''
+as $function$
+declare
+    v_model text := memory_private.setting('embedding_model') ->> 0;
+begin
+    insert into memory_private.vector_lists as l (user_id, model, wanted_at)
+    select c.user_id, v_model, now()
+    from memory_private.search_corpus as c
+    left join memory_private.vector_lists as l on l.user_id = c.user_id and l.model = v_model
+    where c.user_id = any(p_users)
+        and c.documents >= memory_private.number_setting('vector_lists_from', 1)
+        and (l.user_id is null or l.wanted_at is null and (l.messages is null or c.documents >= 2 * l.messages))
+        and exists (
+            select 1 from memory_private.message_embeddings as e where e.user_id = c.user_id and e.model = v_model
+        )
+    on conflict (user_id, model) do update set wanted_at = excluded.wanted_at;
+end
+$function$;
+
 create or replace procedure memory_private.run_vector_list_builds()
 language plpgsql
 as $procedure$
@@ -206,11 +244,17 @@ begin
     loop
         select l.user_id, l.model into v_due
         from memory_private.vector_lists as l
-        where l.wanted_at is not null
+        where l.wanted_at <= now()
         order by l.wanted_at
         limit 1;
         exit when not found;
-        perform memory_private.build_vector_lists(v_due.user_id, v_due.model);
+        begin
+            perform memory_private.build_vector_lists(v_due.user_id, v_due.model);
+        exception when others then
+            raise warning 'supamem: vector lists of user % not built: %', v_due.user_id, sqlerrm;
+            update memory_private.vector_lists as l set wanted_at = now() + interval '1 hour'
+            where l.user_id = v_due.user_id and l.model = v_due.model;
+        end;
         commit;
         exit when clock_timestamp() > v_until;
     end loop;
@@ -233,6 +277,43 @@ begin
 end
 $function$;
 
+create or replace function memory.set_embedding_model(p_model text, p_dimensions integer)
+returns void
+language plpgsql
+set search_path to ''
+as $function$
+begin
+    if p_model is null or p_model !~ '^[[:print:]]{1,200}$' then
+        raise exception using errcode = '22023', message = 'model must be 1..200 printable characters';
+    end if;
+    -- HNSW indexes vectors of half precision up to 4,000 dimensions (text-embedding-3-large has 3,072).
+    if p_dimensions is null or p_dimensions < 1 or p_dimensions > 4000 then
+        raise exception using errcode = '22023', message = 'dimensions must be 1..4000 (the HNSW limit)';
+    end if;
+    if memory_private.setting('embedding_model') ->> 0 = p_model
+        and (memory_private.setting('embedding_dimensions'))::integer = p_dimensions then
+        return;
+    end if;
+    perform memory_private.ensure_embedding_indexes(p_model, p_dimensions);
+    -- Users with vector lists are due lists of the new model (built once its vectors are there);
+    -- lists of a model name used again were made from vectors of other dimensions.
+    delete from memory_private.vector_list_entries as x
+    where exists (select 1 from memory_private.vector_lists as l where l.model = p_model) and x.model = p_model;
+    delete from memory_private.vector_lists as l where l.model = p_model;
+    insert into memory_private.vector_lists (user_id, model, wanted_at)
+    select distinct l.user_id, p_model, now() from memory_private.vector_lists as l;
+    update memory_private.settings set value = to_jsonb(p_model) where key = 'embedding_model';
+    update memory_private.settings set value = to_jsonb(p_dimensions) where key = 'embedding_dimensions';
+    -- The scan starts with the newest messages; the embed scan queues their users.
+    perform memory_private.note_for_new_model(p_restart => true);
+    perform memory_private.queue_embeddings();
+    perform memory_private.queue_embed(u.id)
+    from memory.users as u
+    where exists (select 1 from memory.memories as mm where mm.user_id = u.id)
+        and not exists (select 1 from memory.messages as m where m.user_id = u.id);
+end
+$function$;
+
 create or replace function memory_private.fold_search_terms(
     p_batch integer default 100000, p_wait interval default '00:00:01'::interval
 )
@@ -245,8 +326,6 @@ declare
     v_from bigint;
     v_to bigint;
     v_edited bigint[];
-    v_model text := memory_private.setting('embedding_model') ->> 0;
-    v_lists_from bigint := memory_private.number_setting('vector_lists_from', 1);
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
     -- Notes of messages a fold has passed: their words were counted (notes of messages not passed
@@ -315,21 +394,6 @@ begin
         select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
         on conflict (user_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
-        returning c.user_id, c.documents
-    ),
-    -- Users whose messages passed vector_lists_from, or doubled since their vector lists were
-    -- built, are due a build (memory_private.vector_lists), if they have vectors of the model.
-    due as (
-        insert into memory_private.vector_lists as l (user_id, model, wanted_at)
-        select s.user_id, v_model, now()
-        from sizes as s
-        left join memory_private.vector_lists as l on l.user_id = s.user_id and l.model = v_model
-        where s.documents >= v_lists_from
-            and (l.user_id is null or l.wanted_at is null and (l.messages is null or s.documents >= 2 * l.messages))
-            and exists (
-                select 1 from memory_private.message_embeddings as e where e.user_id = s.user_id and e.model = v_model
-            )
-        on conflict (user_id, model) do update set wanted_at = excluded.wanted_at
     ),
     -- The notes this fold's range already holds (writers that committed before the batch was
     -- read): a message the batch does not hold was never counted; one it holds was counted with
@@ -354,6 +418,9 @@ begin
     if v_to is null then
         return 0;
     end if;
+    perform memory_private.note_vector_lists_due(
+        array(select distinct m.user_id from memory.messages as m where m.id > v_from and m.id <= v_to)
+    );
     update memory_private.message_scans set through = v_to where name = 'search_terms';
     return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
 end
@@ -527,16 +594,21 @@ referencing new table as changed
 for each statement execute function memory_private.list_new_vectors();
 
 
+revoke all on function memory.set_embedding_model(text, integer) from public, anon, authenticated, service_role;
+grant execute on function memory.set_embedding_model(text, integer) to service_role;
 revoke all on function memory_private.build_vector_lists(uuid, text) from public, anon, authenticated, service_role;
 grant execute on function memory_private.build_vector_lists(uuid, text) to service_role;
+revoke all on function memory_private.drop_vector_lists(uuid, text) from public, anon, authenticated, service_role;
+grant execute on function memory_private.drop_vector_lists(uuid, text) to service_role;
 revoke all on function memory_private.fold_search_terms(integer, interval)
 from public, anon, authenticated, service_role;
 grant execute on function memory_private.fold_search_terms(integer, interval) to service_role;
 revoke all on function memory_private.list_new_vectors() from public, anon, authenticated, service_role;
 revoke all on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
 from public, anon, authenticated, service_role;
-grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
-to authenticated, service_role;
+grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec) to service_role;
+revoke all on function memory_private.note_vector_lists_due(uuid[]) from public, anon, authenticated, service_role;
+grant execute on function memory_private.note_vector_lists_due(uuid[]) to service_role;
 revoke all on procedure memory_private.run_vector_list_builds() from public, anon, authenticated, service_role;
 grant execute on procedure memory_private.run_vector_list_builds() to service_role;
 revoke all on function memory_private.vector_lists_lock(uuid, boolean) from public, anon, authenticated, service_role;
@@ -570,7 +642,7 @@ select
     memory_private.setting('embedding_model') ->> 0 as model,
     now() as wanted_at
 from memory_private.search_corpus as c
-where c.documents >= 2000 and exists (
+where c.documents >= memory_private.number_setting('vector_lists_from', 1) and exists (
     select 1 from memory_private.message_embeddings as e
     where e.user_id = c.user_id and e.model = memory_private.setting('embedding_model') ->> 0
 );
