@@ -5,9 +5,10 @@
 -- file): about sqrt(vectors) centres found by k-means over their vectors, and each vector in the
 -- list of its nearest centre; a search compares the query with the centres and reads the
 -- vector_list_probes nearest lists. The lists hold copies of the vectors, written list by list, so
--- a list lies together on disk.
--- Due when the search-term fold finds the user's messages past vector_lists_from (with vectors of
--- the model), or doubled since the build, and after a model change; built off the write path by
+-- a list's rows mostly share pages.
+-- Due when the search-term fold or the storing of vectors finds the user's messages past
+-- vector_lists_from (with vectors of the model) with no lists yet, or doubled since the last build,
+-- and after a model change (memory_private.note_vector_lists_due); built off the write path by
 -- memory_private.run_vector_list_builds, every minute, when the user has vector_lists_from vectors.
 -- A vector stored after a build joins the list of its nearest centre.
 -- Private: users read their own (what search by meaning compares), jobs write.
