@@ -66,6 +66,8 @@ declare
     v_from bigint;
     v_to bigint;
     v_edited bigint[];
+    -- The users whose counts this fold changed.
+    v_counted uuid[];
 begin
     select f.through into v_from from memory_private.message_scans as f where f.name = 'search_terms' for update;
     -- Notes of messages a fold has passed: their words were counted (notes of messages not passed
@@ -134,6 +136,7 @@ begin
         select b.user_id, count(*), sum(length(b.search)) from batch as b group by b.user_id
         on conflict (user_id) do update
         set documents = c.documents + excluded.documents, lexemes = c.lexemes + excluded.lexemes
+        returning c.user_id
     ),
     -- The notes this fold's range already holds (writers that committed before the batch was
     -- read): a message the batch does not hold was never counted; one it holds was counted with
@@ -148,19 +151,21 @@ begin
         from batch as b
         where g.message_id = b.id and g.message_id > v_from and g.message_id <= v_to
             and g.search is distinct from b.search
+    ),
+    terms as (
+        insert into memory_private.search_terms as s (user_id, lexeme, documents)
+        select b.user_id, w.lexeme, count(*)
+        from batch as b
+        cross join lateral unnest(tsvector_to_array(b.search)) as w (lexeme)
+        group by b.user_id, w.lexeme
+        on conflict (user_id, lexeme) do update set documents = s.documents + excluded.documents
     )
-    insert into memory_private.search_terms as s (user_id, lexeme, documents)
-    select b.user_id, w.lexeme, count(*)
-    from batch as b
-    cross join lateral unnest(tsvector_to_array(b.search)) as w (lexeme)
-    group by b.user_id, w.lexeme
-    on conflict (user_id, lexeme) do update set documents = s.documents + excluded.documents;
+    select array_agg(z.user_id) from sizes as z
+    into v_counted;
     if v_to is null then
         return 0;
     end if;
-    perform memory_private.note_vector_lists_due(
-        array(select distinct m.user_id from memory.messages as m where m.id > v_from and m.id <= v_to)
-    );
+    perform memory_private.note_vector_lists_due(v_counted);
     update memory_private.message_scans set through = v_to where name = 'search_terms';
     return (select count(*) from memory.messages as m where m.id > v_from and m.id <= v_to);
 end
