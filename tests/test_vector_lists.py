@@ -62,7 +62,7 @@ def listed(conn: psycopg.Connection, user: Any) -> tuple[int, int]:
         "select (select count(*) from memory_private.message_embeddings where user_id = %(u)s), "
         "(select count(*) from memory_private.vector_list_entries as x "
         " join memory_private.vector_lists as l on l.user_id = x.user_id and l.model = x.model "
-        " where x.user_id = %(u)s and x.list_no = memory_private.nearest_centroid(l.centroids, x.embedding))",
+        " where x.user_id = %(u)s and x.list_no = (memory_private.nearest_centroids(l.centroids, x.embedding))[1])",
         {"u": user},
     ).fetchone()
 
@@ -230,7 +230,7 @@ def test_every_vector_of_a_listed_user_is_in_its_nearest_list(database_url: str,
                 " join memory_private.message_embeddings as e on e.message_id = x.message_id "
                 " join memory_private.vector_lists as l on l.user_id = x.user_id and l.model = x.model "
                 " where x.user_id = %(u)s and x.embedding = e.embedding "
-                " and x.list_no = memory_private.nearest_centroid(l.centroids, x.embedding))",
+                " and x.list_no = (memory_private.nearest_centroids(l.centroids, x.embedding))[1])",
                 {"u": uid}).fetchone()
             entries = conn.execute("select count(*) from memory_private.vector_list_entries where user_id = %s",
                                    [uid]).fetchone()[0]

@@ -78,7 +78,7 @@ begin
     for i in 1..6 loop
         -- A centre that drew no member keeps its place.
         with members as (
-            select memory_private.nearest_centroid(v_centroids, s.v) as n, s.v from unnest(v_sample) as s (v)
+            select (memory_private.nearest_centroids(v_centroids, s.v))[1] as n, s.v from unnest(v_sample) as s (v)
         ),
         means as (
             select m.n, extensions.l2_normalize(extensions.avg(m.v)) as v from members as m group by m.n
@@ -104,7 +104,7 @@ begin
     insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
     select a.message_id, p_user_id, p_model, a.n, a.embedding
     from (
-        select e.message_id, e.embedding, memory_private.nearest_centroid(v_centroids, e.embedding) as n
+        select e.message_id, e.embedding, (memory_private.nearest_centroids(v_centroids, e.embedding))[1] as n
         from memory_private.message_embeddings as e
         where e.user_id = p_user_id and e.model = p_model and e.embedding is not null
     ) as a

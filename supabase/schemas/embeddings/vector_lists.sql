@@ -90,27 +90,31 @@ $$;
 revoke all on function memory_private.vector_lists_lock(uuid, boolean) from public, anon, authenticated, service_role;
 grant execute on function memory_private.vector_lists_lock(uuid, boolean) to service_role;
 
--- The number of the centre nearest a vector (1-based), among a user's centres.
-create function memory_private.nearest_centroid(p_centroids extensions.halfvec[], p_vector extensions.halfvec)
-returns integer
+-- The numbers (1-based) of the p_count centres nearest a vector, nearest first, among a user's
+-- centres: where a vector is listed (the first) and which lists a search reads.
+create function memory_private.nearest_centroids(
+    p_centroids extensions.halfvec[], p_vector extensions.halfvec, p_count integer default 1
+)
+returns integer[]
 language plpgsql
 immutable
 parallel safe
 set search_path = ''
 as $$
 begin
-    return (
+    return array(
         select c.n::integer
         from unnest(p_centroids) with ordinality as c (centroid, n)
         order by c.centroid operator(extensions.<=>) p_vector, c.n
-        limit 1
+        limit p_count
     );
 end
 $$;
 
-revoke all on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec)
+revoke all on function memory_private.nearest_centroids(extensions.halfvec[], extensions.halfvec, integer)
 from public, anon, authenticated, service_role;
-grant execute on function memory_private.nearest_centroid(extensions.halfvec[], extensions.halfvec) to service_role;
+grant execute on function memory_private.nearest_centroids(extensions.halfvec[], extensions.halfvec, integer)
+to authenticated, service_role;
 
 -- Which of these users are due a build of their vector lists: those with vectors of the current
 -- model whose messages (the search-term fold's count) passed vector_lists_from with no lists row
@@ -155,7 +159,8 @@ begin
     delete from memory_private.vector_list_entries as x
     where x.message_id in (select n.message_id from changed as n);
     insert into memory_private.vector_list_entries (message_id, user_id, model, list_no, embedding)
-    select n.message_id, n.user_id, n.model, memory_private.nearest_centroid(l.centroids, n.embedding), n.embedding
+    select
+        n.message_id, n.user_id, n.model, (memory_private.nearest_centroids(l.centroids, n.embedding))[1], n.embedding
     from changed as n
     join memory_private.vector_lists as l on l.user_id = n.user_id and l.model = n.model
     where n.embedding is not null and l.centroids is not null;

@@ -76,14 +76,8 @@ begin
         into v_ids, v_distances
         from (
             select x.message_id, (x.embedding operator(extensions.<=>) v_query)::double precision as distance
-            from (
-                select c.n::integer as list_no
-                from memory_private.vector_lists as l
-                cross join lateral unnest(l.centroids) with ordinality as c (centroid, n)
-                where l.user_id = p_user_id and l.model = v_model
-                order by c.centroid operator(extensions.<=>) v_query, c.n
-                limit v_probes
-            ) as p
+            from memory_private.vector_lists as l
+            cross join lateral unnest(memory_private.nearest_centroids(l.centroids, v_query, v_probes)) as p (list_no)
             cross join lateral (
                 select e.message_id, e.embedding
                 from memory_private.vector_list_entries as e
@@ -91,6 +85,7 @@ begin
                 -- Kept apart from the join, so each list is one index probe.
                 offset 0
             ) as x
+            where l.user_id = p_user_id and l.model = v_model
             order by 2, 1
             limit p_limit
         ) as n

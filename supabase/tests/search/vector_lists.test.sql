@@ -68,7 +68,7 @@ select set_eq(
 select is_empty(
     $$select 1 from memory_private.vector_list_entries as x
     join memory_private.vector_lists as l on l.user_id = x.user_id and l.model = x.model
-    where x.list_no <> memory_private.nearest_centroid(l.centroids, x.embedding)$$,
+    where x.list_no <> (memory_private.nearest_centroids(l.centroids, x.embedding))[1]$$,
     'each in the list of its nearest centre'
 );
 
@@ -95,7 +95,7 @@ select is(
         select x.message_id
         from memory_private.vector_list_entries as x
         join memory_private.vector_lists as l on l.user_id = x.user_id and l.model = x.model
-        where x.user_id = tests.recall('owner')::uuid and x.list_no = memory_private.nearest_centroid(l.centroids, '[0.1, 1, 0]')
+        where x.user_id = tests.recall('owner')::uuid and x.list_no = (memory_private.nearest_centroids(l.centroids, '[0.1, 1, 0]'))[1]
         order by x.message_id
         limit 5
     ),
@@ -125,7 +125,7 @@ insert into memory_private.message_embeddings (message_id, user_id, model, embed
 values (tests.recall('late')::bigint, tests.recall('owner')::uuid, 'test-3d', '[0, 0, 1]');
 select is(
     (select x.list_no from memory_private.vector_list_entries as x where x.message_id = tests.recall('late')::bigint),
-    (select memory_private.nearest_centroid(l.centroids, '[0, 0, 1]')
+    (select (memory_private.nearest_centroids(l.centroids, '[0, 0, 1]'))[1]
     from memory_private.vector_lists as l where l.user_id = tests.recall('owner')::uuid),
     'a vector stored after the build joins the list of its nearest centre'
 );
@@ -133,7 +133,7 @@ update memory_private.message_embeddings set embedding = '[1, 0, 0]' where messa
 select is(
     (select (x.list_no, x.embedding::text)::text from memory_private.vector_list_entries as x
     where x.message_id = tests.recall('late')::bigint),
-    (select (memory_private.nearest_centroid(l.centroids, '[1, 0, 0]'), '[1,0,0]')::text
+    (select ((memory_private.nearest_centroids(l.centroids, '[1, 0, 0]'))[1], '[1,0,0]')::text
     from memory_private.vector_lists as l where l.user_id = tests.recall('owner')::uuid),
     'a changed vector moves to the list of its new nearest centre'
 );
