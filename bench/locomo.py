@@ -488,4 +488,22 @@ def _vector_side(conn: Any, uid: Any, embeddings: list[str]) -> dict[str, Any]:
             "order by e.embedding operator(extensions.<=>) %s::extensions.vector::extensions.halfvec, e.message_id "
             "limit 50", (uid, embedding)).fetchall()}
         found += len(kit & exact)
-    return {"vector": summarize(times), "vector_found_of_exact_50": round(found / (50 * len(embeddings)), 3)}
+    out = {"vector": summarize(times), "vector_found_of_exact_50": round(found / (50 * len(embeddings)), 3)}
+    # What a search through the lists reads: the vectors of the vector_list_probes lists nearest each
+    # question (read through the lists or not, as the price chose), and the largest list.
+    model = "memory_private.setting('embedding_model') ->> 0"
+    lists = conn.execute(
+        "select l.centroids is not null, (select max(n) from (select count(*) as n "
+        "from memory_private.vector_list_entries as x where x.user_id = l.user_id and x.model = l.model "
+        f"group by x.list_no) as s) from memory_private.vector_lists as l where l.user_id = %s and l.model = {model}",
+        (uid,)).fetchone()
+    if lists and lists[0]:
+        read = [one(conn, "select count(*) from memory_private.vector_lists as l cross join lateral unnest("
+                    "memory_private.nearest_centroids(l.centroids, %s::extensions.vector::extensions.halfvec, "
+                    "memory_private.number_setting('vector_list_probes', 1)::integer)) as p (list_no) "
+                    "join memory_private.vector_list_entries as x "
+                    "on x.user_id = l.user_id and x.model = l.model and x.list_no = p.list_no "
+                    f"where l.user_id = %s and l.model = {model}", (embedding, uid))
+                for embedding in embeddings]
+        out.update({"vector_list_largest": lists[1], "vector_list_read_mean": round(sum(read) / len(read))})
+    return out

@@ -729,11 +729,14 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
                 "within a minute) and vacuumed (as autovacuum does after 50,000 new postings); the three users "
                 f"are loaded first, then searched in {scale[0].get('rounds', 1)} rounds that each go through every size.", "",
                 "| turns | lexical p50 | lexical p95 | hybrid p50 | hybrid p95 | vector side p50 | of the exact nearest 50 "
-                "| vector lists (build) |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+                "| vector lists (build; largest list; vectors in the nearest lists, mean) |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         for row in scale:
             vector = row.get("vector")
             lists = (f"{row['vector_lists']} ({row['vector_list_build_seconds']} s)" if row.get("vector_lists")
                      else "none")
+            if "vector_list_largest" in row:
+                lists += f"; largest {_n(row['vector_list_largest'])}; {_n(row['vector_list_read_mean'])} read"
             out.append(f"| {_n(row['turns'])} | {_fmt_us(row['lexical']['p50_us'])} | {_fmt_us(row['lexical']['p95_us'])} | "
                        f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} | "
                        f"{_fmt_us(vector['p50_us']) if vector else '–'} | "

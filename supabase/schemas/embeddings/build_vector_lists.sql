@@ -21,14 +21,15 @@ grant execute on function memory_private.drop_vector_lists(uuid, text) to servic
 
 -- Build a user's vector lists for the current model (memory_private.vector_lists): ceil(sqrt(vectors))
 -- centres by spherical k-means (the cosine's k-means: each centre the normalised mean of its
--- members) over a sample of 64 vectors a list, 6 rounds from centres drawn from the sample, then
--- every vector copied into the list of its nearest centre, list by list. The k-means runs before
--- the user's vector lock; the copy holds it alone, so no vector is stored meanwhile
--- (memory_private.list_new_vectors waits, then lists it by the new centres), and holds the user's
--- vectors against deletion first, so a delete waits for the build instead of crossing it. With fewer than
--- vector_lists_from vectors the user has no lists (the exact scan answers). While the user's
--- vectors lag their messages (a new model being embedded, an import), the build is due again in
--- ten minutes; otherwise when the fold finds the messages doubled. Returns the number of lists.
+-- members) over a sample of 64 vectors a list, 6 rounds from centres drawn from the sample, a list
+-- crowded past twice its share split in two (so somewhat more lists), then every vector copied
+-- into the list of its nearest centre, list by list. The k-means runs before the user's vector
+-- lock; the copy holds it alone, so no vector is stored meanwhile (memory_private.list_new_vectors
+-- waits, then lists it by the new centres), and holds the user's vectors against deletion first,
+-- so a delete waits for the build instead of crossing it. With fewer than vector_lists_from
+-- vectors the user has no lists (the exact scan answers). While the user's vectors lag their
+-- messages (a new model being embedded, an import), the build is due again in ten minutes;
+-- otherwise when the fold finds the messages doubled. Returns the number of lists.
 -- Cost: about vectors x lists distances (seconds at 60,000 vectors).
 create function memory_private.build_vector_lists(p_user_id uuid, p_model text)
 returns integer
@@ -43,6 +44,9 @@ declare
     v_lists integer;
     v_sample extensions.halfvec[];
     v_centroids extensions.halfvec[];
+    v_crowded integer;
+    v_splits integer;
+    v_split integer;
 begin
     -- Lists of a model no longer current are no use to anybody.
     if p_model is distinct from memory_private.setting('embedding_model') ->> 0 then
@@ -75,19 +79,60 @@ begin
         return 0;
     end if;
     v_centroids := v_sample[1:v_lists];
+    -- A list holding more than twice its share of the sample is split in two (at most as many
+    -- splits as there were lists): a search reads its nearest lists whole, and the nearest tend to
+    -- be the crowded ones, so uneven lists cost more rows than their mean. Its members go to the
+    -- nearer of two seeds, the member farthest from its centre and the member farthest from that;
+    -- members all alike (copies of one vector) are not split.
+    v_crowded := 2 * cardinality(v_sample) / v_lists;
+    v_splits := v_lists;
     for i in 1..6 loop
         -- A centre that drew no member keeps its place.
-        with members as (
+        with members as materialized (
             select (memory_private.nearest_centroids(v_centroids, s.v))[1] as n, s.v from unnest(v_sample) as s (v)
         ),
         means as (
-            select m.n, extensions.l2_normalize(extensions.avg(m.v)) as v from members as m group by m.n
+            select m.n, count(*) as size, extensions.l2_normalize(extensions.avg(m.v)) as v
+            from members as m
+            group by m.n
+        ),
+        crowded as (
+            -- The last round only moves the centres.
+            select m.n from means as m where m.size > v_crowded and i < 6 order by m.size desc, m.n limit v_splits
+        ),
+        first_seeds as (
+            select distinct on (m.n) m.n, m.v as a
+            from members as m
+            join crowded as c on c.n = m.n
+            order by m.n, m.v operator(extensions.<=>) v_centroids[m.n] desc
+        ),
+        seeds as (
+            select distinct on (m.n) m.n, f.a, m.v as b
+            from members as m
+            join first_seeds as f on f.n = m.n
+            order by m.n, m.v operator(extensions.<=>) f.a desc
+        ),
+        halves as (
+            select m.n, (m.v operator(extensions.<=>) s.a) <= (m.v operator(extensions.<=>) s.b) as near_first,
+                extensions.l2_normalize(extensions.avg(m.v)) as v
+            from members as m
+            join seeds as s on s.n = m.n
+            where (s.a operator(extensions.<=>) s.b) > 0
+            group by 1, 2
         )
-        select array_agg(coalesce(m.v, c.v) order by c.n)
-        into v_centroids
-        from unnest(v_centroids) with ordinality as c (v, n)
-        left join means as m on m.n = c.n;
+        select array_agg(x.v order by x.n, x.near_first desc), count(distinct x.n) filter (where x.split)
+        into v_centroids, v_split
+        from (
+            select c.n, true as near_first, coalesce(m.v, c.v) as v, false as split
+            from unnest(v_centroids) with ordinality as c (v, n)
+            left join means as m on m.n = c.n
+            where c.n not in (select h.n from halves as h)
+            union all
+            select h.n, h.near_first, h.v, true from halves as h
+        ) as x;
+        v_splits := v_splits - v_split;
     end loop;
+    v_lists := cardinality(v_centroids);
     perform memory_private.vector_lists_lock(p_user_id, true);
     -- Every vector held against deletion before a copy is replaced: a delete that comes later waits
     -- here at the vector, never at a copy this build replaced while the build waits for it (the
