@@ -792,6 +792,10 @@ def _vector_lists(wl: dict[str, Any]) -> str:
         ran.append(f"at {row['turns']:,} turns {_ms(row['vector']['p50_us'])} and "
                    f"{row['vector_found_of_exact_50']} of the exact nearest 50 ({how})")
     hybrid = (", ".join(f"{_ms(r['hybrid']['p50_us'])} at {r['turns']:,}" for r in rows) or "not measured")
+    reads = "; ".join(f"at {r['turns']:,} turns {r['vector_lists']} lists, the largest {r['vector_list_largest']:,}, "
+                      f"{r['vector_list_read_mean']:,} vectors in the nearest eight" for r in rows
+                      if "vector_list_largest" in r) or "no lists"
+    vector_62900 = next((_ms(r["vector"]["p50_us"]) for r in rows if r["turns"] > 60000 and "vector" in r), "–")
     return (
         f"Since 20261129063519 a user whose messages reach `vector_lists_from` (2,000) has vector lists of their "
         f"own once they hold as many vectors (`memory_private.vector_lists`, an inverted file): ceil(sqrt(vectors)) "
@@ -804,9 +808,7 @@ def _vector_lists(wl: dict[str, Any]) -> str:
         f"(8) lists of the user's vectors / lists each, beside the exact scan and the filtered index, and takes "
         f"the least estimated cost; recall is not priced. In this run the vector side alone, over the user's "
         f"history with the run's questions: {'; '.join(ran) or 'not measured'}; the user of 62,900 turns, who holds "
-        f"most of the index, takes the HNSW path by its price (the run of 2026-11-29 ran the change's first "
-        f"version, commit daee715; the migration as landed changed when builds lock and who is noted due, not the "
-        f"lists or the search). On copied histories the share of "
+        f"most of the index, takes the HNSW path by its price. On copied histories the share of "
         f"the exact nearest 50 says little for the index (the nearest 50 are jittered copies of one or two turns, "
         f"which a graph links poorly). Measured by hand on the cluster of the run of 2026-11-29 (outside the "
         f"benchmark's code: each path forced in turn through the settings, 120 turn vectors of the other users as "
@@ -815,17 +817,29 @@ def _vector_lists(wl: dict[str, Any]) -> str:
         f"(0.803); at 62,900 exact 34.5-38.2 ms, HNSW 0.73-0.97 ms (0.330), lists 1.89-3.44 ms (0.869); at 629 "
         f"exact 0.55-0.71 ms. In the same way, probing lists nearest first until they held probes x the mean "
         f"list's vectors, instead of a count of lists, was tried and not landed: its statement (a running sum over "
-        f"the centres) took 2.3 ms at 6,290 and 6.8 ms at 62,900 and found less (0.743 and 0.768). The lists are "
-        f"slower than the index at 62,900 because they are uneven on a copied history (median 200 vectors, 90th "
-        f"percentile 500, largest 1,100: the hundred copies of a turn fall in one list together), so eight of them "
-        f"hold a few thousand vectors. What the lists change most lies outside this section: a user among many "
+        f"the centres) took 2.3 ms at 6,290 and 6.8 ms at 62,900 and found less (0.743 and 0.768). The lists "
+        f"were uneven on a copied history (median 200 vectors, 90th percentile 500, largest 1,100: the hundred "
+        f"copies of a turn fall in one list together), and a search's nearest lists tend to be the crowded ones. "
+        f"Since 20261129090312 the build splits a list holding more than twice its share of the sample in two "
+        f"(its members go to the nearer of two seeds, the member farthest from its centre and the member "
+        f"farthest from that; members of one direction are not split), at most as many splits as lists, in "
+        f"every k-means round but the last. By hand on the cluster of the run before (each user's lists rebuilt "
+        f"in place, 60 of conv-42's questions embedded by this section's model): the eight nearest lists held "
+        f"796 vectors on average at 6,290 turns before and 684 after (80 and 94 lists), 2,908 and 2,317 at "
+        f"62,900 (251 and 285 lists), and found the same share of the exact nearest 50 (0.870 and 0.869, 0.950 "
+        f"and 0.949). In this run: {reads}. At 62,900 eight lists still hold over two thousand vectors, "
+        f"priced above the filtered index, which the search takes there. What the lists change most lies "
+        f"outside this section: a user among many "
         f"others takes the exact scan up to about sqrt(500 x all vectors) of their own, so a user of 62,900 turns "
         f"in a table of millions read every vector (34.5-38.2 ms above) and now reads eight lists. The copies "
         f"double those users' vector space (0.8 kB a 384-dimension vector). Hybrid search in this run: {hybrid}; "
         f"the run of 2026-11-27 measured 1.22, 2.80 and 1.78 ms on a faster day (lexical search at 629 turns "
-        f"956 µs then). *Suggestion*: lists of even size (a large list split at the build), so the lists' cost "
-        f"follows the page on any distribution and could answer at 62,900 as well; what else grows at the "
-        f"largest size is the lexical side and the filtered index's walk."
+        f"956 µs then). What grows at 62,900 is the vector side's reading: the filtered HNSW scan touches about "
+        f"370 buffers a search (`explain (analyze, buffers)` on that cluster) scattered over an index of 74,000 "
+        f"vectors, and the user of 629 turns has its few hundred vectors in cache from one search to the next "
+        f"(measured alone, after each question's exact scan of the whole history, the vector side took "
+        f"{vector_62900} in this run). *Suggestion*: the partitioned index above, which measured 0.58 ms at "
+        f"41,900 turns where a user has a partition to themself."
     )
 
 
