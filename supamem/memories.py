@@ -47,6 +47,7 @@ MEMORY_COLUMNS: tuple[str, ...] = (
     "last_referenced_at",
     "reference_count",
     "superseded_by",
+    "number",
 )
 
 MemoryStatus = Literal["active", "archived", "deleted", "superseded", "all"]
@@ -105,6 +106,9 @@ class Memory(_Model):
     last_referenced_at: datetime | None = None
     reference_count: int = 0
     superseded_by: UUID | None = None
+    #: Seed 004's short reference, "M-{number}": the user's memories numbered from 1 as written
+    #: (none in an export written before memories were numbered; an import numbers them afresh).
+    number: int | None = None
     outcome: MemoryOutcome | None = None
 
     @property
@@ -195,6 +199,8 @@ class SelectedMemory(_Model):
     last_referenced_at: datetime | None = None
     score: float
     tokens: int
+    #: Seed 004's short reference, "M-{number}" (`Memory.number`).
+    number: int
 
     @property
     def is_pinned(self) -> bool:

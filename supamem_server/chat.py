@@ -226,7 +226,8 @@ class _Question:
         return ChatResponse(response=reply, query=self.body.message, session_id=self.session, conversation_id=self.session,
                             degraded=degraded, metadata=metadata, error=error or (OUTAGE if degraded else None),
                             answer_id=answer_id,
-                            used_memories=[UsedMemory(id=m.id, type=m.type, content=m.content) for m in self.chosen])
+                            used_memories=[UsedMemory(id=m.id, number=m.number, type=m.type, content=m.content)
+                                           for m in self.chosen])
 
     def _unstored(self, exc: SupamemError) -> str:
         """The answer stands but its turn is not stored (the database refused it): logged as seed 001

@@ -19,6 +19,7 @@ class Offered:
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.id, self.type, self.content, self.pinned = row["id"], row["type"], row["content"], row.get("pinned", False)
+        self.number: int = row["number"]
 
 
 def messages(context: dict[str, Any], chosen: list[Offered], body: ChatRequest) -> list[dict[str, str]]:

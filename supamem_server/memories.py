@@ -227,7 +227,7 @@ def metrics(tx: Tx, days: int = Query(30, ge=1, le=366), user_id: UUID | None = 
 def used_memories(tx: Transaction, ids: list[UUID]) -> list[UsedMemory]:
     """Seed 004's memory chips: the memories of `ids` the caller may read and has not deleted, in
     the order given (another person's, in a shared conversation, are theirs alone)."""
-    rows = tx.execute("select id, type, content from memory.memories where id = any(%s) and deleted_at is null", [ids])
+    rows = tx.execute("select id, number, type, content from memory.memories where id = any(%s) and deleted_at is null", [ids])
     order = {m: i for i, m in enumerate(ids)}
     return [UsedMemory(**m) for m in sorted(rows, key=lambda m: order[m["id"]])]
 

@@ -57,6 +57,8 @@ class Message(Row):
 
 class UsedMemory(BaseModel):
     id: UUID
+    #: Seed 004's chip names a memory "[M-{number} {type}]".
+    number: int
     type: str
     content: str
 
@@ -69,6 +71,8 @@ class ConversationWithMessages(Conversation):
 
 class Memory(Row):
     id: UUID
+    #: Seed 004's short reference, "M-{number}": the user's memories numbered from 1 as written.
+    number: int
     content: str
     type: str
     category: str | None

@@ -1,13 +1,16 @@
-"""Concurrent writers: turn numbers stay unique and gap-free (the database serialises them)."""
+"""Concurrent writers: turn numbers and memory numbers stay unique and gap-free (the database
+serialises them)."""
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from uuid import uuid4
 
 from client_helpers import conversations_of, stored_messages
 
 from supamem import ConversationMemoryManager, ConversationStore
+from supamem.memories import MemoryService
 
 THREADS = 8
 TURNS_PER_THREAD = 10
@@ -82,3 +85,21 @@ def test_a_new_users_first_requests_at_once_all_register_them(client_db, make_au
     with client_db.transaction() as tx:
         counted = tx.execute("select count(*) as n from memory.users where id = any(%s)", [users])[0]["n"]
     assert counted == 20
+
+
+def test_eight_threads_write_one_users_memories(client_db, postgres_conn, make_id):
+    """Seed 004's "M-143": memories written at once by eight writers take 1..n, none twice."""
+    service = MemoryService(client_db)
+    user = make_id("numbers")
+    service.create_memory(user, {"content": "first, which makes the profile", "type": "fact"})
+
+    def worker(index: int) -> list[int]:
+        # Contents far apart, so no write is a near-duplicate of another.
+        return [service.create_memory(user, {"content": uuid4().hex, "type": "fact"}).number for n in range(5)]
+
+    handed_out = sorted(n for numbers in _run_together(worker, THREADS) for n in numbers)
+    assert handed_out == list(range(2, 2 + 5 * THREADS))
+    stored = postgres_conn.execute(
+        "select array_agg(m.number order by m.number), max(u.memories_numbered) from memory.memories as m "
+        "join memory.users as u on u.id = m.user_id where u.external_id = %s", [user]).fetchone()
+    assert stored == (list(range(1, 2 + 5 * THREADS)), 1 + 5 * THREADS)

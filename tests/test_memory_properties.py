@@ -7,7 +7,8 @@
 (b) Dedup (memory.remember): no two live memories of one user and profile are near-duplicates,
     and every 'duplicate' outcome is exactly one reference more.
 (c) Supersede (revise / forget / restore): a chain of versions has at most one active memory,
-    its head, and a superseded memory is never active; the rows match a model of the calls.
+    its head, and a superseded memory is never active; the rows match a model of the calls, and
+    are numbered in the order written.
 
 Every example uses a fresh user (memory.user_id_for with a uuid4 external id) and erases it at
 the end, so the database does not grow with the number of examples.
@@ -425,9 +426,9 @@ def test_supersede_chains_have_one_active_head_at_most(client_db, postgres_conn,
                     service.undo_delete(target, user)
 
         rows = {
-            r[0]: {"active": r[1], "deleted": r[2], "superseded_by": r[3]}
+            r[0]: {"active": r[1], "deleted": r[2], "superseded_by": r[3], "number": r[4]}
             for r in postgres_conn.execute(
-                "select id, active, deleted_at is not null, superseded_by from memory.memories where user_id = %s",
+                "select id, active, deleted_at is not null, superseded_by, number from memory.memories where user_id = %s",
                 [user],
             ).fetchall()
         }
@@ -438,6 +439,8 @@ def test_supersede_chains_have_one_active_head_at_most(client_db, postgres_conn,
         assert (row["active"], row["deleted"], row["superseded_by"]) == (
             active(i), model[i]["deleted"], model[i]["superseded_by"]
         )
+    # Numbered from 1 in the order written, each version its own (seed 004's "M-143").
+    assert [rows[i]["number"] for i in order] == list(range(1, len(order) + 1))
     # No superseded memory is active.
     assert not [i for i, r in rows.items() if r["superseded_by"] is not None and r["active"]]
     # Every chain (memories linked by superseded_by) has at most one active memory: its head.

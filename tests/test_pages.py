@@ -78,8 +78,10 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
 
     page.fill("#chat-input", "How should I train this week?")
     page.click("#chat-form button[type=submit]")
+    # Seed 004's chip: the memory's number and type; hovering shows the memory.
     chip = page.locator("#messages li.assistant .chip")
-    expect(chip).to_have_text("[goal] Training for the Berlin marathon")
+    expect(chip).to_have_text("[M-1 goal]")
+    expect(page.locator("#messages li.assistant .chips")).to_have_text("Used: [M-1 goal]")
     expect(chip).to_have_attribute("title", "Training for the Berlin marathon")
     memory_id = chip.get_attribute("href").rsplit("memory-", 1)[1]
 
@@ -100,12 +102,13 @@ def test_chat_shows_used_memories_and_the_saved_toast_with_undo(browser: Browser
 
     # Reopened (a refresh), the answer still shows the memory it used.
     page.reload()
-    expect(page.locator("#messages li.assistant").first.locator(".chip")).to_have_text(
-        "[goal] Training for the Berlin marathon")
+    expect(page.locator("#messages li.assistant").first.locator(".chip")).to_have_text("[M-1 goal]")
 
     # A chip opens the memory in settings, anchored and highlighted.
     page.goto(f"{served.url}/settings/memory#memory-{memory_id}")
     expect(page.locator(f"#memory-{memory_id}")).to_have_class("highlight")
+    expect(page.locator(f"#memory-{memory_id} .number")).to_have_text("M-1")
+    shot(page, "settings-memory-chip-target")
 
 
 def test_the_onboarding_notice_comes_when_a_generic_chat_turns_to_the_main_profile(browser: Browser, served: Served) -> None:

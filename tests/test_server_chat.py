@@ -35,7 +35,9 @@ def test_an_answer_uses_memories_and_is_stored_with_them(served: Served) -> None
     first = alice.http.post("/chat", json={"message": "How should I plan my running week?", "profile_id": profile})
     assert first.status_code == 200, first.text
     body = first.json()
-    assert [(m["type"], m["content"]) for m in body["used_memories"]] == [("goal", "Training for the Berlin marathon")]
+    # With its number, for seed 004's chip ("[M-1 goal]").
+    assert [(m["number"], m["type"], m["content"]) for m in body["used_memories"]] == [
+        (1, "goal", "Training for the Berlin marathon")]
     assert "Training for the Berlin marathon" in body["response"], "the offline model saw the memory in its prompt"
     stored = served.postgres_conn.execute(
         "select role, content, used_memory_ids from memory.messages where conversation_id = %s order by id",

@@ -122,8 +122,8 @@ def test_a_conversation_names_the_memories_its_answers_used(served: Served) -> N
 
     read = alice.http.get(f"/api/conversations/{conversation}").json()
     assert read["messages"][1]["used_memory_ids"] == ids[::-1]
-    assert [(m["id"], m["type"], m["content"]) for m in read["used_memories"]] == [
-        (ids[1], "fact", "Lives in Porto"), (ids[0], "goal", "Training for a marathon")]
+    assert [(m["id"], m["number"], m["type"], m["content"]) for m in read["used_memories"]] == [
+        (ids[1], 2, "fact", "Lives in Porto"), (ids[0], 1, "goal", "Training for a marathon")]
     assert alice.http.delete(f"/api/memories/{ids[1]}").status_code in (200, 204)
     assert [m["id"] for m in alice.http.get(f"/api/conversations/{conversation}").json()["used_memories"]] == [ids[0]]
     assert alice.http.post(f"/api/conversations/{conversation}/participants", json={"user_id": str(bob.id)}).status_code == 201

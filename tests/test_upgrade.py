@@ -105,6 +105,13 @@ def test_the_old_rows_are_found_read_and_continued(upgraded: Upgraded) -> None:
                 f"Turn {i}: my zucchini patch needs water" for i in range(1, 7)]
             assert context["conversation_summary"]["summary"] == "Ana waters her zucchini."
             assert {m["content"] for m in context["memories"]} >= {"Is vegetarian", "Grows zucchini on a balcony"}
+            # The old memories are numbered by when they were written; a new one takes the next number.
+            numbers = [r["number"] for r in conn.execute(
+                "select number from memory.memories where user_id = %s order by created_at, id", [ana])]
+            assert numbers == list(range(1, len(numbers) + 1))
+            added = conn.execute("select memory_id from memory.remember('Keeps bees', 'fact', %s)", [ana]).fetchone()
+            assert conn.execute("select number from memory.memories where id = %s",
+                                [added["memory_id"]]).fetchone()["number"] == len(numbers) + 1
             # A new turn continues the old numbering; the queued jobs are claimed, each user's in turn.
             turn = conn.execute("select turn_number from memory.add_turn(%s, 'The flowers are out', 'Lovely',"
                                 " p_user_id => %s)", [garden, ana]).fetchone()["turn_number"]

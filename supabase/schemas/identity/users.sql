@@ -9,6 +9,8 @@ create table memory.users (
     memory_paused boolean not null default false,
     long_term_opt_in boolean not null default false,
     created_at timestamptz not null default now(),
+    -- The number the user's latest memory took (memory.memories.number): numbers are never reused.
+    memories_numbered integer not null default 0 check (memories_numbered >= 0),
     constraint users_auth_user_is_id check (auth_user_id is null or auth_user_id = id),
     constraint users_identified check (auth_user_id is not null or external_id is not null)
 );

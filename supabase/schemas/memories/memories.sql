@@ -27,9 +27,13 @@ create table memory.memories (
     reference_count integer not null default 0 check (reference_count >= 0),
     superseded_by uuid,
     search tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
+    -- Seed 004's short reference ("M-143" on a chip): the user's memories numbered from 1 in the
+    -- order written, each version its own (memory_private.memory_defaults).
+    number integer not null check (number > 0),
     -- A memory belongs to one of its owner's profiles; deleting the profile deletes its memories.
     foreign key (profile_id, user_id) references memory.profiles (id, user_id) on delete cascade,
     unique (id, user_id),
+    unique (user_id, number),
     -- A successor is always a memory of the same user.
     foreign key (superseded_by, user_id) references memory.memories (id, user_id) on delete set null (superseded_by),
     constraint memories_superseded_is_inactive check (superseded_by is null or not active),

@@ -1,6 +1,7 @@
 -- Why: the gate holds for every write path, so the table enforces it: a memory that names a
 -- source message takes that message's conversation, turn and mode, and is refused (42501)
--- unless the gate opens. Memories a user writes by hand (no source message) need no gate.
+-- unless the gate opens. Memories a user writes by hand (no source message) need no gate. A new
+-- memory takes its user's next number, whoever writes it.
 create function memory_private.memory_defaults()
 returns trigger
 language plpgsql
@@ -11,6 +12,11 @@ declare
     v_reason text;
     v_message memory.messages;
 begin
+    if tg_op = 'INSERT' then
+        -- The user's next number: the user's row, locked until commit, orders concurrent writers.
+        update memory.users as u set memories_numbered = u.memories_numbered + 1 where u.id = new.user_id
+        returning u.memories_numbered into new.number;
+    end if;
     -- Another user's row is RLS's to refuse (42501); resolve nothing for it here. Cascades
     -- (an owner deleting a together conversation) run as postgres with the caller's claims.
     if (select auth.uid()) is not null and new.user_id is distinct from (select auth.uid()) then

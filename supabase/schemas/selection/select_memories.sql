@@ -98,7 +98,7 @@ begin
         -- every user's memories for each call), with its lift: the pool's size is the cost.
         with scored as (
             select m.id, m.content, m.type, m.category, m.confidence, m.pinned, m.reference_count,
-                m.last_referenced_at,
+                m.last_referenced_at, m.number,
                 memory_private.memory_score(
                     t.weight, m.confidence, m.last_referenced_at, m.created_at, m.reference_count, now()
                 ) * (1 + coalesce((v_lifts ->> m.id::text)::numeric, 0)) as final_score,
@@ -123,7 +123,7 @@ begin
         )
         select coalesce(array_agg(row(
             r.id, r.content, r.type, r.category, r.confidence, r.pinned, r.reference_count,
-            r.last_referenced_at, round(r.final_score, 4), r.cost
+            r.last_referenced_at, round(r.final_score, 4), r.cost, r.number
         )::memory.selected_memory order by r.position), '{}'),
             count(*) filter (where r.spent <= v_budget), count(*),
             (array_agg(r.final_score order by r.position desc))[1], (array_agg(r.id order by r.position desc))[1],

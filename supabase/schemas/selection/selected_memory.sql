@@ -10,7 +10,9 @@ create type memory.selected_memory as (
     reference_count integer,
     last_referenced_at timestamptz,
     score numeric,
-    tokens integer
+    tokens integer,
+    -- Seed 004's short reference, "M-{number}" (memory.memories.number).
+    number integer
 );
 
 revoke all on type memory.selected_memory from public;

@@ -268,12 +268,13 @@ function rating(answer) {
 function addMessage(role, text, used, rated) {
   const item = el("li", { class: role }, el("span", { class: "text" }, text));
   if (used && used.length) {
+    // Seed 004: "Used: [M-143 goal], [M-097 pattern]"; hovering shows the memory, a click opens it.
     const chips = el("div", { class: "chips" }, "Used: ");
-    for (const memory of used) {
-      const short = memory.content.length > 40 ? `${memory.content.slice(0, 40)}…` : memory.content;
+    used.forEach((memory, i) => {
+      if (i) chips.append(", ");
       chips.append(el("a", { class: "chip", href: `/settings/memory#memory-${memory.id}`, title: memory.content },
-        `[${memory.type}] ${short}`));
-    }
+        `[M-${memory.number} ${memory.type}]`));
+    });
     item.append(chips);
   }
   if (rated) item.append(rating(rated));
@@ -436,7 +437,7 @@ function memoryItem(memory) {
     : memory.origin_mode ? "from a conversation since deleted" : "added by hand";
   const text = el("span", { class: "content" }, memory.content);
   const item = el("li", { id: `memory-${memory.id}`, "data-type": memory.type, class: memory.pinned ? "pinned" : "" },
-    el("span", { class: "type" }, memory.type), text, " ",
+    el("span", { class: "number" }, `M-${memory.number}`), " ", el("span", { class: "type" }, memory.type), text, " ",
     memory.category ? el("span", { class: "category" }, memory.category) : "", " ",
     el("span", { class: "source" }, source), " ");
   const pin = el("button", { type: "button", class: "pin", "aria-pressed": String(memory.pinned),
