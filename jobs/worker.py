@@ -34,6 +34,9 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
   met later (54000, "rate limit: ...") hands the job back with `memory.defer_job`, never spending
   an attempt;
+- a statement the database cancelled (57014: past statement_timeout) wrote nothing: the job goes
+  back with `memory.fail_job` at once, its attempt spent; with the database out of reach (no
+  connection) the job waits for its lease to run out and the reaper;
 - a lost lease (the lease check's 55000) means another worker owns the job now: log it, drop the
   result; any other refusal of the output (another 55000, such as a memory superseded while the
   model answered, or another 54000, such as a cap every pinned memory fills) fails the job;
@@ -583,6 +586,11 @@ class Worker:
         except ConfigurationError as exc:
             return self._stop_for_configuration(running, str(exc)), None
         except DatabaseUnavailableError as exc:
+            if exc.sqlstate == "57014":
+                # The database answered: a statement ran past its statement_timeout (or was
+                # cancelled) and wrote nothing. The job goes back now, its attempt spent, so one that
+                # always times out still reaches the dead letters.
+                return self._fail(running, f"statement timeout: {exc}", None), None
             log.error(
                 "database unavailable; the lease will expire and the reaper requeues the job",
                 extra={**extra, "event": "job_error", "duration_ms": _ms(running.started), "error": str(exc)},

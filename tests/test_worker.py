@@ -360,6 +360,27 @@ def test_killed_worker_loses_nothing_and_the_job_is_written_once(
     assert done["usage"]["total_tokens"] == 120
 
 
+def test_a_result_the_statement_timeout_cancels_fails_the_job_at_once(
+    kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """The database answered (57014: the statement ran past statement_timeout): the job goes back
+    with its attempt spent and a backoff now, not when its lease runs out, and nothing is written."""
+    user_id, job = _one_extraction(kit)
+    # A worker whose statements time out after a second; its extraction's memory takes the user's
+    # next number, and the user's row is held by this test until the worker has finished.
+    env = openai_env(database_url + ("&" if "?" in database_url else "?") + "options=-c%20statement_timeout%3D1000",
+                     fake_llm)
+    with psycopg.connect(database_url) as holder:
+        holder.execute("select 1 from memory.users where id = %s for update", [user_id])
+        worker = run_worker(tmp_path, env, "--once", "--kinds", "extract", "--lease", "300", "--json",
+                            *kit.worker_args)
+        after = kit.job(job["id"])
+    assert (after["status"], after["attempts"], after["worker"]) == ("queued", 1, None)
+    assert "statement timeout" in after["last_error"] and after["run_after"] > after["failed_at"]
+    assert json.loads(worker.stdout)["kinds"] == {"extract": {"failed": 1}}
+    assert kit.rows("select 1 from memory.memories where user_id = %s", [user_id]) == []
+
+
 def test_paused_worker_that_lost_its_lease_writes_nothing(
     kit: JobKit, database_url: str, tmp_path: Path, fake_llm: FakeLLM, processes: list[WorkerProcess]
 ) -> None:
