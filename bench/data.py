@@ -182,10 +182,11 @@ def filler_memories(conn: psycopg.Connection, prefix: str, per_profile: int, *, 
             cur = conn.execute(
                 f"""
                 insert into memory.memories (user_id, tenant_id, profile_id, content, type, confidence, created_at,
-                    last_referenced_at, reference_count)
+                    last_referenced_at, reference_count, number)
                 select p.user_id, p.tenant_id, p.id, 'The user ' || {content} || ' #' || g,
                     ({types})[1 + mod(g, 9)], 0.5 + mod(g, 50) / 100.0,
-                    now() - make_interval(hours => g), now() - make_interval(hours => mod(g, 500)), mod(g, 7)
+                    now() - make_interval(hours => g), now() - make_interval(hours => mod(g, 500)), mod(g, 7),
+                    u.memories_numbered + g
                 from generate_series(%s::int, %s::int) as g
                 cross join memory.profiles as p
                 join memory.users as u on u.id = p.user_id
@@ -197,6 +198,13 @@ def filler_memories(conn: psycopg.Connection, prefix: str, per_profile: int, *, 
             )
             rows += cur.rowcount
         conn.execute("reset work_mem")
+    # The numbering trigger did not run either: numbered after each user's count, which moves to the last.
+    conn.execute(
+        "update memory.users as u set memories_numbered = n.last"
+        " from (select m.user_id, max(m.number) as last from memory.memories as m group by m.user_id) as n"
+        " where n.user_id = u.id and (u.external_id like %s or u.external_id like %s)",
+        (f"{prefix}-%", f"{probe_prefix or '-none-'}-%"),
+    )
     # The trigger that keeps each profile's selection did not run: mark those selections unbuilt
     # and build them as the kit's minutely refresh does (timed on its own).
     conn.execute(

@@ -88,9 +88,9 @@ def other_users_memories(conn: psycopg.Connection, count: int) -> None:
         "with u as (insert into memory.users (external_id) values (format('plans-other-%%s', gen_random_uuid()))"
         " returning id),"
         " p as (insert into memory.profiles (user_id, is_primary) select u.id, true from u returning id, user_id)"
-        " insert into memory.memories (user_id, profile_id, content, type, confidence)"
+        " insert into memory.memories (user_id, profile_id, content, type, confidence, number)"
         " select p.user_id, p.id, format('another user''s memory number %%s, about the weather by the harbour', i),"
-        " 'fact', 0.5 from p cross join generate_series(1, %s) as i",
+        " 'fact', 0.5, i from p cross join generate_series(1, %s) as i",
         [count],
     )
     conn.execute("set local session_replication_role = origin")
@@ -102,9 +102,11 @@ def profile_with_memories(conn: psycopg.Connection, user: Any, count: int, conte
     profile = conn.execute("insert into memory.profiles (user_id, is_primary) values (%s, true) returning id",
                            [user]).fetchone()["id"]
     rows = conn.execute(
-        "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count)"
-        " select %s, %s, format(%s, i), 'fact', 0.7, i %% 5 from generate_series(1, %s) as i returning id",
-        [user, profile, content, count],
+        # Numbered here too, for a caller with triggers off (with them on, the table numbers them).
+        "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count, number)"
+        " select %s, %s, format(%s, i), 'fact', 0.7, i %% 5, u.memories_numbered + i"
+        " from generate_series(1, %s) as i, memory.users as u where u.id = %s returning id",
+        [user, profile, content, count, user],
     ).fetchall()
     return profile, [r["id"] for r in rows]
 

@@ -59,9 +59,9 @@ def loaded(admin_url: str) -> Iterator[dict[str, Any]]:
                 insert into memory.profiles (user_id, is_primary) select u.id, true from u
                 returning id, user_id
             )
-            insert into memory.memories (user_id, profile_id, content, type, confidence, created_at)
+            insert into memory.memories (user_id, profile_id, content, type, confidence, created_at, number)
             select p.user_id, p.id, format('memory %%s of user %%s', k, p.user_id),
-                (array['fact', 'goal', 'pattern'])[k], 0.8, now() - k * interval '1 day'
+                (array['fact', 'goal', 'pattern'])[k], 0.8, now() - k * interval '1 day', k
             from p cross join generate_series(1, %(each)s) as k
             """,
             {"run": run, "users": USERS, "each": MEMORIES_EACH},
