@@ -7,7 +7,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from uuid import uuid4
 
-from client_helpers import conversations_of, stored_messages
+import psycopg
+from client_helpers import conversations_of, stored_messages, wait_for
 
 from supamem import ConversationMemoryManager, ConversationStore
 from supamem.memories import MemoryService
@@ -103,3 +104,27 @@ def test_eight_threads_write_one_users_memories(client_db, postgres_conn, make_i
         "select array_agg(m.number order by m.number), max(u.memories_numbered) from memory.memories as m "
         "join memory.users as u on u.id = m.user_id where u.external_id = %s", [user]).fetchone()
     assert stored == (list(range(1, 2 + 5 * THREADS)), 1 + 5 * THREADS)
+
+
+def test_a_revision_and_a_writer_holding_the_users_number_do_not_deadlock(database_url, postgres_conn, make_id):
+    """A writer that numbered a new memory (the user's row held to commit) and then locks a memory,
+    beside a revision of that memory: the revision takes the user's row first and waits, instead
+    of holding the memory while it waits for the row (a deadlock, 40P01)."""
+    user = postgres_conn.execute("select memory.user_id_for(%s)", [make_id("lock-order")]).fetchone()[0]
+    old = postgres_conn.execute("select memory_id from memory.remember('Runs on Sundays', 'pattern', %s)",
+                                [user]).fetchone()[0]
+    with psycopg.connect(database_url) as writer, psycopg.connect(database_url, autocommit=True) as reviser:
+        writer.execute("select memory.remember('Keeps a vegetable garden', 'fact', %s)", [user])
+        reviser_pid = reviser.info.backend_pid
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            revised = pool.submit(lambda: reviser.execute(
+                "select id, number, pinned from memory.revise_memory(%s, 'Runs on Saturdays')", [old]).fetchone())
+            wait_for(lambda: postgres_conn.execute(
+                "select wait_event_type = 'Lock' from pg_stat_activity where pid = %s", [reviser_pid]).fetchone()[0],
+                what="the revision to wait for the writer")
+            writer.execute("update memory.memories set pinned = true where id = %s", [old])
+            writer.commit()
+            new_id, number, pinned = revised.result(timeout=30)
+    # Written after the writer's memory (number 2), from the version the writer pinned.
+    assert (number, pinned) == (3, True)
+    assert postgres_conn.execute("select superseded_by from memory.memories where id = %s", [old]).fetchone()[0] == new_id

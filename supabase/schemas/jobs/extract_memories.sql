@@ -42,6 +42,8 @@ begin
             message = format('rate limit: %s extractions per user per minute', memory_private.setting('extraction_rate_limit')),
             hint = 'Retry after a minute.';
     end if;
+    -- The user's row before any memory's: an operation may lock a memory, a later one number a new one.
+    perform memory_private.lock_memory_writer(v_user);
     for v_item in select jsonb_array_elements(p_memories) loop
         case coalesce(v_item ->> 'op', 'add')
             when 'add' then

@@ -13,11 +13,12 @@ declare
     v_message memory.messages;
 begin
     if tg_op = 'INSERT' then
-        -- The user's next number: the user's row, locked until commit, orders concurrent writers.
+        -- The user's next number: the user's row, locked until commit, orders concurrent writers
+        -- (who take it before any memory's: memory_private.lock_memory_writer).
         update memory.users as u set memories_numbered = u.memories_numbered + 1 where u.id = new.user_id
         returning u.memories_numbered into new.number;
     end if;
-    -- Another user's row is RLS's to refuse (42501); resolve nothing for it here. Cascades
+    -- Another user's row is RLS's to refuse (42501); resolve nothing more for it here. Cascades
     -- (an owner deleting a together conversation) run as postgres with the caller's claims.
     if (select auth.uid()) is not null and new.user_id is distinct from (select auth.uid()) then
         return new;

@@ -79,7 +79,8 @@ begin
         end if;
     end if;
     v_profile := memory_private.memory_profile(v_user, p_source_message_id, p_profile_id);
-    perform pg_advisory_xact_lock(hashtextextended('supamem.memories:' || v_user::text || coalesce(v_profile::text, ''), 0));
+    -- One writer of the user's memories at a time, from the duplicate search to the insert.
+    perform memory_private.lock_memory_writer(v_user);
     -- The % operator at the dedup threshold lets the trigram index find candidates, instead of
     -- computing the similarity of every live memory of the profile (restored afterwards).
     v_threshold := coalesce(current_setting('pg_trgm.similarity_threshold', true), '0.3');

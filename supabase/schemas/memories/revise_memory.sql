@@ -50,6 +50,12 @@ declare
     v_old memory.memories;
     v_new memory.memories;
 begin
+    -- The user's row before the memory's (memory_private.lock_memory_writer).
+    perform memory_private.lock_memory_writer((
+        select m.user_id from memory.memories as m
+        where m.id = p_memory_id and m.user_id = coalesce(v_scope, m.user_id)
+            and (p_user_id is null or m.user_id = p_user_id)
+    ));
     select m.* into v_old from memory.memories as m
     where m.id = p_memory_id and m.user_id = coalesce(v_scope, m.user_id)
         and (p_user_id is null or m.user_id = p_user_id)
