@@ -1,7 +1,8 @@
 -- Why: seed 004's re-import: a user restores their own export. Records keep their ids (but for one
--- another user's row holds: memory_private.import_id), so importing twice adds nothing; dead links to conversations or messages are dropped, an import never
--- un-pauses memory and the cap applies afterwards. The body runs as the owner: only an import may
--- restore records as they were (ids, states, counters, times).
+-- another user's row holds: memory_private.import_id), so importing twice adds nothing; dead links
+-- to conversations or messages are dropped, an import never un-pauses memory and the cap applies
+-- afterwards. The body runs as the owner: only an import may restore records as they were (ids,
+-- states, counters, times); their numbers are the user's next ones, not the export's.
 create function memory.import_memories(p_export jsonb, p_user_id uuid default null)
 returns integer
 language plpgsql
@@ -107,22 +108,34 @@ begin
         long_term_opt_in = coalesce((p_export #>> '{settings,long_term_opt_in}')::boolean, u.long_term_opt_in)
     where u.id = v_user;
 
+    -- The records not there yet, numbered after the user's count in the order they were written:
+    -- one update of the count for the whole import (the table's trigger would update it per row).
+    with fresh as (
+        select x.id as new_id, row_number() over (order by m.created_at, m.id) as k, m.*
+        from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
+        cross join lateral (select memory_private.import_id(v_user, m.id, true) as id) as x
+        where not exists (select 1 from memory.memories as o where o.id = x.id)
+    ),
+    numbered as (
+        update memory.users as u set memories_numbered = u.memories_numbered + (select count(*) from fresh)
+        where u.id = v_user
+        returning u.memories_numbered - (select count(*) from fresh) as base
+    )
     insert into memory.memories (
         id, user_id, profile_id, content, type, category, confidence, context, origin_mode,
         source_conversation_id, source_message_id, turn_index, pinned, active, archived, deleted_at,
-        expires_at, created_at, updated_at, last_referenced_at, reference_count
+        expires_at, created_at, updated_at, last_referenced_at, reference_count, number
     )
-    select x.id, v_user, memory_private.import_id(v_user, m.profile_id, false), m.content, m.type, m.category,
+    select m.new_id, v_user, memory_private.import_id(v_user, m.profile_id, false), m.content, m.type, m.category,
         coalesce(m.confidence, 0.8), coalesce(m.context, '{}'), m.origin_mode,
         (select c.id from memory.conversations as c where c.id = m.source_conversation_id and c.user_id = v_user),
         case when memory_private.memory_gate(v_user, m.source_message_id) is null then m.source_message_id end,
         m.turn_index, coalesce(m.pinned, false), coalesce(m.active, true) and m.superseded_by is null,
         coalesce(m.archived, false), m.deleted_at, m.expires_at, coalesce(m.created_at, now()),
-        coalesce(m.updated_at, now()), m.last_referenced_at, coalesce(m.reference_count, 0)
-    from jsonb_populate_recordset(null::memory.memories, p_export -> 'memories') as m
-    cross join lateral (select memory_private.import_id(v_user, m.id, true) as id) as x
-    where not exists (select 1 from memory.memories as o where o.id = x.id)
-    order by m.created_at, m.id;
+        coalesce(m.updated_at, now()), m.last_referenced_at, coalesce(m.reference_count, 0), n.base + m.k
+    from fresh as m
+    cross join numbered as n
+    order by m.k;
     get diagnostics v_added = row_count;
 
     -- Successor links are restored once every record is back.

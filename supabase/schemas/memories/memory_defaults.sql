@@ -1,7 +1,7 @@
 -- Why: the gate holds for every write path, so the table enforces it: a memory that names a
 -- source message takes that message's conversation, turn and mode, and is refused (42501)
 -- unless the gate opens. Memories a user writes by hand (no source message) need no gate. A new
--- memory takes its user's next number, whoever writes it.
+-- memory takes its user's next number.
 create function memory_private.memory_defaults()
 returns trigger
 language plpgsql
@@ -12,7 +12,8 @@ declare
     v_reason text;
     v_message memory.messages;
 begin
-    if tg_op = 'INSERT' then
+    -- Only the kit's functions insert memories; an import numbers its batch itself.
+    if tg_op = 'INSERT' and new.number is null then
         -- The user's next number: the user's row, locked until commit, orders concurrent writers
         -- (who take it before any memory's: memory_private.lock_memory_writer).
         update memory.users as u set memories_numbered = u.memories_numbered + 1 where u.id = new.user_id

@@ -1,10 +1,10 @@
 -- Seed 004's short memory references ("M-143"): a user's memories are numbered from 1 in the order
--- written, whoever writes them and whatever number a writer passes; a revision is a new memory and
--- takes the next number, the old version keeps its own; a near-duplicate takes none; a purged
--- memory's number is never given again; each user counts their own. The user's row keeps the last
+-- written; a revision is a new memory and takes the next number, the old version keeps its own; a
+-- near-duplicate takes none; a purged memory's number is never given again; each user counts their
+-- own; an import numbers what it adds after the user's count. The user's row keeps the last
 -- number given, which the owner cannot change, and the table refuses a number given twice.
 begin;
-select plan(12);
+select plan(15);
 
 select tests.create_cast('memory-numbers');
 insert into memory.profiles (user_id, name, is_primary) values
@@ -56,13 +56,19 @@ select is(
     'a purged memory''s number is never given again'
 );
 
--- A writer's own number is not taken: every write path numbers the same way.
+-- Written by the table's owner (no API role inserts memories) with a number another memory holds.
 select tests.clear_authentication();
-insert into memory.memories (user_id, content, type, number) values (tests.recall('owner')::uuid, 'Has a dog', 'fact', 1);
+select throws_ok(
+    format($$insert into memory.memories (user_id, content, type, number) values (%L, 'Has a cat', 'fact', 1)$$,
+        tests.recall('owner')),
+    '23505', null,
+    'a number another memory of the user holds is refused'
+);
+insert into memory.memories (user_id, content, type) values (tests.recall('owner')::uuid, 'Has a dog', 'fact');
 select is(
     (select number from memory.memories where user_id = tests.recall('owner')::uuid and content = 'Has a dog'),
     5,
-    'an insert that names a number takes the next one instead'
+    'an insert that names none takes the next'
 );
 select results_eq(
     format('select max(number), count(distinct number)::integer, count(*)::integer from memory.memories where user_id = %L',
@@ -72,6 +78,24 @@ select results_eq(
 );
 
 select tests.authenticate_as_service_role();
+-- The owner's export imported for the stranger, who has one memory: numbered after it, in the
+-- order written, with one update of the stranger's count.
+select tests.clear_authentication();
+-- Written an hour apart (one transaction gives them all one time).
+update memory.memories set created_at = now() - (10 - number) * interval '1 hour'
+where user_id = tests.recall('owner')::uuid;
+select tests.authenticate_as_service_role();
+select memory.import_memories(memory.export_memories(tests.recall('owner')::uuid), tests.recall('stranger')::uuid);
+select results_eq(
+    format('select number, content from memory.memories where user_id = %L order by number', tests.recall('stranger')),
+    $$values (1, 'Training for a marathon'), (2, 'Training for a marathon'), (3, 'Prefers tea to coffee'),
+        (4, 'Lives in Lisbon'), (5, 'Has a dog')$$,
+    'an import numbers what it adds after the user''s count, in the order written, not as the export did'
+);
+select is(
+    (select memories_numbered from memory.users where id = tests.recall('stranger')::uuid), 5,
+    'and the count moves past them'
+);
 select is(
     (select array_agg(s.number order by s.number) from memory.select_memories(tests.recall('owner')::uuid) as s),
     array[1, 4, 5],
