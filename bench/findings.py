@@ -793,7 +793,7 @@ def _vector_lists(wl: dict[str, Any]) -> str:
                    f"{row['vector_found_of_exact_50']} of the exact nearest 50 ({how})")
     hybrid = (", ".join(f"{_ms(r['hybrid']['p50_us'])} at {r['turns']:,}" for r in rows) or "not measured")
     reads = "; ".join(f"at {r['turns']:,} turns {r['vector_lists']} lists, the largest {r['vector_list_largest']:,}, "
-                      f"{r['vector_list_read_mean']:,} vectors in the nearest eight" for r in rows
+                      f"{r['vector_list_read_mean']:,} vectors in the nearest lists a search reads" for r in rows
                       if "vector_list_largest" in r) or "no lists"
     vector_62900 = next((_ms(r["vector"]["p50_us"]) for r in rows if r["turns"] > 60000 and "vector" in r), "–")
     return (
@@ -827,7 +827,7 @@ def _vector_lists(wl: dict[str, Any]) -> str:
         f"in place, 60 of conv-42's questions embedded by this section's model): the eight nearest lists held "
         f"796 vectors on average at 6,290 turns before and 684 after (80 and 94 lists), 2,908 and 2,317 at "
         f"62,900 (251 and 285 lists), and found the same share of the exact nearest 50 (0.870 and 0.869, 0.950 "
-        f"and 0.949). In this run: {reads}. At 62,900 eight lists still hold over two thousand vectors, "
+        f"and 0.949). In this run: {reads}. At 62,900 the nearest lists still hold over two thousand vectors, "
         f"priced above the filtered index, which the search takes there. What the lists change most lies "
         f"outside this section: a user among many "
         f"others takes the exact scan up to about sqrt(500 x all vectors) of their own, so a user of 62,900 turns "

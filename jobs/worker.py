@@ -34,9 +34,9 @@ out (a worker paused or killed) is written by at most one worker. The worker's p
   logged (`job_deferred`, with run_after and the reason) and counted as `deferred`; the rate limit
   met later (54000, "rate limit: ...") hands the job back with `memory.defer_job`, never spending
   an attempt;
-- a statement the database cancelled (57014: past statement_timeout) wrote nothing: the job goes
-  back with `memory.fail_job` at once, its attempt spent; with the database out of reach (no
-  connection) the job waits for its lease to run out and the reaper;
+- a statement the database cancelled (57014: past statement_timeout, or an operator's cancel)
+  wrote nothing: the job goes back with `memory.fail_job` at once, its attempt spent; with the
+  database out of reach (no connection) the job waits for its lease to run out and the reaper;
 - a lost lease (the lease check's 55000) means another worker owns the job now: log it, drop the
   result; any other refusal of the output (another 55000, such as a memory superseded while the
   model answered, or another 54000, such as a cap every pinned memory fills) fails the job;

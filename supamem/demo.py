@@ -236,7 +236,7 @@ def memory_story(db: Database, identity: Identity, run_jobs: RunJobs) -> tuple[U
     chat(generic, "I'm training for a triathlon too")
     work()
     live = [m for m in memories() if m["active"]]
-    show("\n".join(f"[{m['type']}] {m['content']}" for m in live))
+    show("\n".join(f"[M-{m['number']} {m['type']}] {m['content']}" for m in live))
     check(len(live) == 2, "two memories from the profile conversation, none from the generic chat")
     check(db.call_as(luz, "turn_history", conversation_id=generic["id"]) != [], "the generic chat itself is kept")
 

@@ -366,8 +366,8 @@ def test_a_result_the_statement_timeout_cancels_fails_the_job_at_once(
     """The database answered (57014: the statement ran past statement_timeout): the job goes back
     with its attempt spent and a backoff now, not when its lease runs out, and nothing is written."""
     user_id, job = _one_extraction(kit)
-    # A worker whose statements time out after a second; its extraction's memory takes the user's
-    # next number, and the user's row is held by this test until the worker has finished.
+    # A worker whose statements time out after a second. Its extraction's memory needs the user's row
+    # (a new memory takes the user's next number), which this test holds until the worker is done.
     env = openai_env(database_url + ("&" if "?" in database_url else "?") + "options=-c%20statement_timeout%3D1000",
                      fake_llm)
     with psycopg.connect(database_url) as holder:

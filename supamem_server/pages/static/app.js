@@ -268,7 +268,7 @@ function rating(answer) {
 function addMessage(role, text, used, rated) {
   const item = el("li", { class: role }, el("span", { class: "text" }, text));
   if (used && used.length) {
-    // Seed 004: "Used: [M-143 goal], [M-097 pattern]"; hovering shows the memory, a click opens it.
+    // Seed 004's footer ("Used: [M-143 goal], [M-97 pattern]"); hovering shows the memory, a click opens it.
     const chips = el("div", { class: "chips" }, "Used: ");
     used.forEach((memory, i) => {
       if (i) chips.append(", ");
