@@ -98,7 +98,7 @@ begin
         ),
         crowded as (
             -- The last round only moves the centres.
-            select m.n from means as m where m.size > v_crowded and i < 6 order by m.size desc, m.n limit v_splits
+            select m.n, m.size from means as m where m.size > v_crowded and i < 6
         ),
         first_seeds as (
             select distinct on (m.n) m.n, m.v as a
@@ -106,18 +106,25 @@ begin
             join crowded as c on c.n = m.n
             order by m.n, m.v operator(extensions.<=>) v_centroids[m.n] desc
         ),
+        -- The lists that can be split, the most crowded first, as many as the splits left.
         seeds as (
-            select distinct on (m.n) m.n, f.a, m.v as b
-            from members as m
-            join first_seeds as f on f.n = m.n
-            order by m.n, m.v operator(extensions.<=>) f.a desc
+            select s.n, s.a, s.b
+            from (
+                select distinct on (m.n) m.n, f.a, m.v as b, c.size
+                from members as m
+                join first_seeds as f on f.n = m.n
+                join crowded as c on c.n = m.n
+                order by m.n, m.v operator(extensions.<=>) f.a desc
+            ) as s
+            where (s.a operator(extensions.<=>) s.b) > 0
+            order by s.size desc, s.n
+            limit v_splits
         ),
         halves as (
             select m.n, (m.v operator(extensions.<=>) s.a) <= (m.v operator(extensions.<=>) s.b) as near_first,
                 extensions.l2_normalize(extensions.avg(m.v)) as v
             from members as m
             join seeds as s on s.n = m.n
-            where (s.a operator(extensions.<=>) s.b) > 0
             group by 1, 2
         )
         select array_agg(x.v order by x.n, x.near_first desc), count(distinct x.n) filter (where x.split)
