@@ -67,7 +67,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from supamem.errors import DatabaseUnavailableError, RateLimitedError, StateError, SupamemError
+from supamem.errors import (
+    DatabaseUnavailableError,
+    RateLimitedError,
+    StateError,
+    StatementCancelledError,
+    SupamemError,
+)
 
 from .handlers import KINDS, ClaimedJob, ConfigurationError, JobFailed, make_embedder, run_job
 from .transport import Transport
@@ -585,12 +591,11 @@ class Worker:
             )
         except ConfigurationError as exc:
             return self._stop_for_configuration(running, str(exc)), None
+        except StatementCancelledError as exc:
+            # The database answered and the statement wrote nothing: the job goes back now, its
+            # attempt spent, so one that always times out still reaches the dead letters.
+            return self._fail(running, f"statement timeout: {exc}", None), None
         except DatabaseUnavailableError as exc:
-            if exc.sqlstate == "57014":
-                # The database answered: a statement ran past its statement_timeout (or was
-                # cancelled) and wrote nothing. The job goes back now, its attempt spent, so one that
-                # always times out still reaches the dead letters.
-                return self._fail(running, f"statement timeout: {exc}", None), None
             log.error(
                 "database unavailable; the lease will expire and the reaper requeues the job",
                 extra={**extra, "event": "job_error", "duration_ms": _ms(running.started), "error": str(exc)},

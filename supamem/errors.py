@@ -73,6 +73,11 @@ class DatabaseUnavailableError(SupamemError, ConnectionError):
     cancelled by its timeout (the server too slow to answer), no answer within the deadline."""
 
 
+class StatementCancelledError(DatabaseUnavailableError):
+    """The server answered, cancelling the statement (57014): past its statement_timeout, or an
+    operator's cancel. Nothing the statement did committed; the database itself is up."""
+
+
 # SQLSTATE classes / codes that mean "the server is not there (any more)" or "cannot serve in
 # time" (57014: the statement timeout, or an operator's cancel), not "bad request". Nothing the
 # cancelled statement did committed.
@@ -111,6 +116,8 @@ def error_for(sqlstate: str | None, message: str, *, detail: str | None = None, 
     JSON) use it too, so both transports raise the same types."""
     kwargs = {"sqlstate": sqlstate, "detail": detail, "hint": hint}
     code = sqlstate or ""
+    if code == "57014":
+        return StatementCancelledError(f"database unavailable: {message}", **kwargs)
     if code.startswith(_UNAVAILABLE_CLASSES):
         return DatabaseUnavailableError(f"database unavailable: {message}", **kwargs)
     if code == "P0002":
@@ -139,6 +146,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitedError",
+    "StatementCancelledError",
     "StateError",
     "SupamemError",
     "error_for",
