@@ -102,11 +102,14 @@ def profile_with_memories(conn: psycopg.Connection, user: Any, count: int, conte
     profile = conn.execute("insert into memory.profiles (user_id, is_primary) values (%s, true) returning id",
                            [user]).fetchone()["id"]
     rows = conn.execute(
-        # Numbered here too, for a caller with triggers off (with them on, the table numbers them).
-        "insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count, number)"
-        " select %s, %s, format(%s, i), 'fact', 0.7, i %% 5, u.memories_numbered + i"
-        " from generate_series(1, %s) as i, memory.users as u where u.id = %s returning id",
-        [user, profile, content, count, user],
+        # Numbered after the user's count, which moves past them, as an import numbers its batch (so
+        # a caller with triggers off gets numbers too).
+        "with n as (update memory.users set memories_numbered = memories_numbered + %(count)s where id = %(user)s"
+        " returning memories_numbered - %(count)s as base)"
+        " insert into memory.memories (user_id, profile_id, content, type, confidence, reference_count, number)"
+        " select %(user)s, %(profile)s, format(%(content)s, i), 'fact', 0.7, i %% 5, n.base + i"
+        " from generate_series(1, %(count)s) as i, n returning id",
+        {"user": user, "profile": profile, "content": content, "count": count},
     ).fetchall()
     return profile, [r["id"] for r in rows]
 
