@@ -489,8 +489,8 @@ def _vector_side(conn: Any, uid: Any, embeddings: list[str]) -> dict[str, Any]:
             "limit 50", (uid, embedding)).fetchall()}
         found += len(kit & exact)
     out = {"vector": summarize(times), "vector_found_of_exact_50": round(found / (50 * len(embeddings)), 3)}
-    # What a search through the lists reads: the vectors of the vector_list_probes lists nearest each
-    # question (read through the lists or not, as the price chose), and the largest list.
+    # What the vector_list_probes lists nearest each question hold (read only where the price
+    # chooses the lists), and the largest list.
     model = "memory_private.setting('embedding_model') ->> 0"
     lists = conn.execute(
         "select l.centroids is not null, (select max(n) from (select count(*) as n "

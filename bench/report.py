@@ -736,7 +736,8 @@ def _locomo(w: dict[str, Any], summary: list[str]) -> list[str]:
             lists = (f"{row['vector_lists']} ({row['vector_list_build_seconds']} s)" if row.get("vector_lists")
                      else "none")
             if "vector_list_largest" in row:
-                lists += f"; largest {_n(row['vector_list_largest'])}; {_n(row['vector_list_read_mean'])} read"
+                lists += (f"; largest {_n(row['vector_list_largest'])}; "
+                          f"{_n(row['vector_list_read_mean'])} in the nearest")
             out.append(f"| {_n(row['turns'])} | {_fmt_us(row['lexical']['p50_us'])} | {_fmt_us(row['lexical']['p95_us'])} | "
                        f"{_fmt_us(row['hybrid']['p50_us'])} | {_fmt_us(row['hybrid']['p95_us'])} | "
                        f"{_fmt_us(vector['p50_us']) if vector else '–'} | "
