@@ -259,7 +259,8 @@ def _writes(w: dict[str, Any], summary: list[str]) -> list[str]:
                    f"{lv.get('floor', {}).get('turns_per_second', '–')} ({_x(lv.get('floor_ratio'))}) |")
     errs = sum(lv["kit"]["errors"] + lv["peer"]["errors"] for lv in w["levels"])
     out += ["", f"Errors during the runs: {errs}. Jobs enqueued by the kit's turns: {_n(w.get('jobs_enqueued'))}"
-            f"; questions noted for extraction: {_n(w.get('extractions_noted'))}.", "",
+            f"; questions noted for extraction: {_n(w.get('extractions_noted'))}"
+            + (f"; summaries noted: {_n(w['summaries_noted'])}" if "summaries_noted" in w else "") + ".", "",
             f"Target: at least 0.8x the peer's throughput — {_verdict(ok_all)} (lowest ratio {_x(worst)}).", ""]
     summary.append(f"| 2 | add_turn throughput ≥ 0.8x langchain-postgres add_messages | "
                    f"{', '.join(_x(lv['throughput_ratio']) for lv in w['levels'])} at 1/4/8 clients | {_verdict(ok_all)} | 5, 6 |")

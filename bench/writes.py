@@ -182,6 +182,7 @@ def run() -> dict[str, Any]:
     with service() as conn:
         out["jobs_enqueued"] = one(conn, "select count(*) from memory_private.jobs")
         out["extractions_noted"] = one(conn, "select count(*) from memory_private.pending_extractions")
+        out["summaries_noted"] = one(conn, "select count(*) from memory_private.pending_summaries")
         out["kit_messages"] = one(conn, "select count(*) from memory.messages")
     with psycopg.connect(bench_url()) as conn:
         out["peer_messages"] = one(conn, f"select count(*) from {TABLE}")

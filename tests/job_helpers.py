@@ -47,8 +47,8 @@ class JobKit:
         )
         for question, answer in turns:
             self.conn.execute("select * from memory.add_turn(%s, %s, %s)", [conversation_id, question, answer])
-        # The turns' notes become extract jobs, as the first claim of a worker would make them.
-        self.conn.execute("select memory_private.queue_pending_extractions()")
+        # The turns' notes become extract and summary jobs, as the first claim of a worker would make them.
+        self.conn.execute("select memory_private.queue_pending_extractions(), memory_private.queue_pending_summaries()")
         return conversation_id
 
     def value(self, query: str, params: Any = None) -> Any:

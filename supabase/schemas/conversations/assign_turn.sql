@@ -7,9 +7,9 @@
 -- Every message notes itself for an embedding (memory_private.pending_embeddings). An answer also
 -- does seed 004's fire-and-forget work for its turn, here so no write path can
 -- forget it and with the conversation row already at hand: it notes the turn's question for
--- extraction when the gate is open for its author (memory_private.pending_extractions), queues a
--- conversation summary every summary_interval turns and a title after the first turn. Dedup keys
--- make a re-delivered turn harmless.
+-- extraction when the gate is open for its author (memory_private.pending_extractions), notes a
+-- conversation summary every summary_interval turns (memory_private.pending_summaries) and queues a
+-- title after the first turn. Keys make a re-delivered turn harmless.
 create function memory_private.assign_turn()
 returns trigger
 language plpgsql
@@ -94,14 +94,10 @@ begin
             insert into memory_private.pending_extractions (message_id) values (v_question) on conflict do nothing;
         end if;
         v_interval := (memory_private.setting('summary_interval'))::integer;
-        if v_next % v_interval = 0 then
-            perform memory_private.enqueue(
-                'summarize_conversation',
-                jsonb_build_object(
-                    'conversation_id', new.conversation_id, 'from_turn', v_next - v_interval + 1, 'to_turn', v_next
-                ),
-                'conversation:' || new.conversation_id || ':' || v_next, new.user_id
-            );
+        if v_next % v_interval = 0 and memory_private.setting('job_kinds') ? 'summarize_conversation' then
+            insert into memory_private.pending_summaries (conversation_id, to_turn, turns)
+            values (new.conversation_id, v_next, v_interval)
+            on conflict do nothing;
         end if;
         if v_next = 1 and v_conversation.title is null then
             perform memory_private.enqueue(

@@ -54,8 +54,9 @@ grant execute on function memory_private.claim_order(text[], integer, uuid[]) to
 -- once without waiting on or double-taking a job. Jobs are dealt in rounds, one per user, least
 -- recently served first, so one user's backlog never makes everyone else wait. p_user_ids keeps a
 -- worker to some users' work (a tenant's dedicated worker, a demo). A worker that takes
--- extractions first turns the turns' notes into jobs (memory_private.queue_pending_extractions),
--- so a question is claimable as soon as a worker asks. The users come in that order from
+-- extractions or summaries first turns the turns' notes into jobs
+-- (memory_private.queue_pending_extractions, queue_pending_summaries), so they are claimable as
+-- soon as a worker asks. The users come in that order from
 -- memory_private.job_waiters, a batch at a time, so a claim reads the users it serves, not every
 -- user waiting (memory_private.claim_order). Generic plans: plpgsql's own choice planned the
 -- claim's reads again on every call.
@@ -90,6 +91,9 @@ begin
     v_batch := p_limit + 8;
     if 'extract' = any(p_kinds) then
         perform memory_private.queue_pending_extractions();
+    end if;
+    if 'summarize_conversation' = any(p_kinds) then
+        perform memory_private.queue_pending_summaries();
     end if;
     -- Rounds: one job per user with due work (and one without a user) per round, until the limit
     -- or no more. Round one reads the users least recently served first, then by their oldest due

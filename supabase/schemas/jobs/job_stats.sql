@@ -5,8 +5,8 @@
 -- A deferred job is queued work that is not due yet, like a retry backing off; `waiting`
 -- says how many of the queued jobs those are, so a burst held back by the rate limit reads as
 -- waiting work, not as stuck workers. Deferrals are not failures: retries_last_hour counts only
--- failed attempts. A turn's note for extraction (memory_private.pending_extractions) counts as a
--- queued extract job, which it becomes when a worker claims.
+-- failed attempts. A turn's note for extraction or a summary (memory_private.pending_extractions,
+-- pending_summaries) counts as a queued job of its kind, which it becomes when a worker claims.
 --
 -- Only the jobs a figure counts are read: the queued, running and dead ones and what finished or
 -- failed in the last hour (reading every job kept for job_retention took 78 ms with 200,000 of
@@ -53,6 +53,16 @@ from (
         null::timestamptz as failed_at,
         null::jsonb as usage
     from memory_private.pending_extractions as p
+    union all
+    select
+        'summarize_conversation' as kind,
+        'queued' as status,
+        p.noted_at as run_after,
+        p.noted_at as created_at,
+        null::timestamptz as finished_at,
+        null::timestamptz as failed_at,
+        null::jsonb as usage
+    from memory_private.pending_summaries as p
 ) as j
 group by j.kind;
 

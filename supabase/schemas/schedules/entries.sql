@@ -1,6 +1,6 @@
 -- The kit's pg_cron jobs as rows of memory_private.schedules: the retention sweep, cron history and
 -- job pruning, memory archival and purge, the lease reaper, the weekly and monthly summary
--- schedulers, the embedding and extraction queues, the users' vector lists, the search-term fold
+-- schedulers, the embedding, extraction and summary queues, the users' vector lists, the search-term fold
 -- and the memory selections' refresh. schedule_jobs() registers them.
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-retention-sweep', '*/5 * * * *', 'call memory_private.run_retention_sweep()'),
@@ -26,9 +26,10 @@ insert into memory_private.schedules (name, schedule, command) values
 ('supamem-queue-embeddings', '* * * * *', 'select memory_private.queue_embeddings()'),
 ('supamem-build-vector-lists', '* * * * *', 'call memory_private.run_vector_list_builds()');
 
--- Workers that claim extractions queue the turns' notes themselves; this catches the rest.
+-- Workers that claim extractions or summaries queue the turns' notes themselves; these catch the rest.
 insert into memory_private.schedules (name, schedule, command) values
-('supamem-queue-extractions', '* * * * *', 'call memory_private.run_extraction_queue()');
+('supamem-queue-extractions', '* * * * *', 'call memory_private.run_extraction_queue()'),
+('supamem-queue-summaries', '* * * * *', 'select memory_private.queue_pending_summaries(10000)');
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');

@@ -16,6 +16,7 @@ select tests.remember('conv', (memory.create_conversation(
 select tests.remember('q', (select user_message_id from memory.add_turn(
     tests.recall('conv')::uuid, 'My diary: ' || repeat('a long day, ', 10), 'Thank you for sharing your diary.')));
 select memory_private.queue_pending_extractions();
+select memory_private.queue_pending_summaries();
 select tests.remember('j_extract', (select id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('q')));
 select tests.remember('j_summary', (select id from memory_private.jobs where kind = 'summarize_conversation' and user_id = tests.recall('owner')::uuid));
 select tests.remember('j_title', (select id from memory_private.jobs where kind = 'title' and user_id = tests.recall('owner')::uuid));

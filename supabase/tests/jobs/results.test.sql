@@ -36,6 +36,7 @@ set created_at = timestamptz '2026-01-05 10:00Z' + make_interval(days => turn_nu
 where conversation_id = tests.recall('conv')::uuid;
 
 select memory_private.queue_pending_extractions();
+select memory_private.queue_pending_summaries();
 select tests.remember('j_extract', (select id from memory_private.jobs where kind = 'extract' and dedup_key = 'message:' || tests.recall('q1')));
 select tests.remember('j_summary', (select id from memory_private.jobs where kind = 'summarize_conversation' and dedup_key = 'conversation:' || tests.recall('conv') || ':4'));
 select tests.remember('j_title', (select id from memory_private.jobs where kind = 'title' and dedup_key = 'title:' || tests.recall('conv')));

@@ -2,14 +2,16 @@
 -- message is noted for extraction when the memory gate is open for its author (primary profile
 -- selected, remember on, author = the user, memory not paused), and the note becomes an 'extract'
 -- job when a worker claims or memory_private.queue_pending_extractions runs;
--- 'summarize_conversation' every summary_interval (4) turns; 'title' after turn 1 of an untitled
+-- 'summarize_conversation' every summary_interval (4) turns, noted (memory_private.pending_summaries)
+-- and queued when a worker claims summaries or memory_private.queue_pending_summaries runs; 'title'
+-- after turn 1 of an untitled
 -- conversation. memory.request_extraction(conversation) queues what is not queued, noted or
 -- extracted yet.
 --
 -- Jobs are found by this file's conversation ids and users, never by kind alone: the shared
 -- queue holds other tests' jobs.
 begin;
-select plan(31);
+select plan(33);
 
 update memory_private.settings set value = '4' where key = 'summary_interval';
 update memory_private.settings set value = '["extract", "summarize_conversation", "title", "summarize_week", "summarize_month", "compare_year"]' where key = 'job_kinds';
@@ -78,7 +80,8 @@ select results_eq(
     'turn 1 of an untitled conversation queues a title job'
 );
 select is_empty(
-    $$select id from memory_private.jobs where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')$$,
+    $$select id from memory_private.jobs where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')
+    union all select to_turn from memory_private.pending_summaries where conversation_id = tests.recall('gated')::uuid$$,
     'turn 1 queues no conversation summary'
 );
 
@@ -88,13 +91,24 @@ select memory.add_turn(tests.recall('gated')::uuid, 'We walk by the river', 'Lov
 select memory.add_turn(tests.recall('gated')::uuid, 'Rex loves the water', 'Dogs often do.');
 select tests.clear_authentication();
 select is_empty(
-    $$select id from memory_private.jobs where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')$$,
+    $$select id from memory_private.jobs where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')
+    union all select to_turn from memory_private.pending_summaries where conversation_id = tests.recall('gated')::uuid$$,
     'turns 2 and 3 queue no conversation summary'
 );
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_turn(tests.recall('gated')::uuid, 'Tomorrow we climb a hill', 'Have fun.');
 select tests.clear_authentication();
+select results_eq(
+    $$select to_turn, turns from memory_private.pending_summaries where conversation_id = tests.recall('gated')::uuid$$,
+    $$values (4, 4)$$,
+    'turn 4 (summary_interval) notes the summary of its four turns, queueing no job itself'
+);
 select memory_private.queue_pending_extractions();
+select memory_private.queue_pending_summaries();
+select is_empty(
+    $$select 1 from memory_private.pending_summaries where conversation_id = tests.recall('gated')::uuid$$,
+    'the pass takes the note'
+);
 select results_eq(
     $$select dedup_key, user_id, payload ->> 'from_turn', payload ->> 'to_turn' from memory_private.jobs
     where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated')$$,
@@ -116,6 +130,7 @@ select results_eq(
 select tests.authenticate_as(tests.recall('owner')::uuid);
 select memory.add_turn(tests.recall('gated')::uuid, format('Turn %s', i), 'Ok.') from generate_series(5, 8) as i;
 select tests.clear_authentication();
+select memory_private.queue_pending_summaries();
 select results_eq(
     $$select payload ->> 'from_turn', payload ->> 'to_turn' from memory_private.jobs
     where kind = 'summarize_conversation' and payload ->> 'conversation_id' = tests.recall('gated') order by id$$,

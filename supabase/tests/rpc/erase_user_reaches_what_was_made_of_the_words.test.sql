@@ -25,7 +25,8 @@ insert into memory.conversation_summaries (conversation_id, user_id, from_turn, 
 (tests.recall('conv')::uuid, tests.recall('owner')::uuid, 1, 4, 'Bob from Oslo joined; the owner asked three questions.'),
 (tests.recall('conv')::uuid, tests.recall('owner')::uuid, 5, 8, 'The owner asked four more questions.');
 update memory.conversations set title = 'Bob in Oslo' where id = tests.recall('conv')::uuid;
--- The turns queued a title job and a summary job; as if a worker had finished them.
+-- The turns queued a title job and noted a summary, which the pass queues; as if a worker had finished them.
+select memory_private.queue_pending_summaries();
 update memory_private.jobs set status = 'done', finished_at = now(), result = case kind
     when 'title' then '{"title": "Bob in Oslo"}'::jsonb else '{"summary": "Bob from Oslo joined"}'::jsonb end
 where dedup_key in ('title:' || tests.recall('conv'), 'conversation:' || tests.recall('conv') || ':4');

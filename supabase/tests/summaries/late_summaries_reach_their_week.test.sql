@@ -25,6 +25,7 @@ insert into memory.weekly_summaries (user_id, profile_id, iso_year, week_number,
 values (tests.recall('owner')::uuid, tests.recall('profile')::uuid, 2026, 10, '2026-03-02', '2026-03-08', 'Written without turns 1-4');
 insert into memory.monthly_summaries (user_id, profile_id, year, month, emotional_summary)
 values (tests.recall('owner')::uuid, tests.recall('profile')::uuid, 2026, 3, 'Written without them either');
+select memory_private.queue_pending_summaries();
 delete from memory_private.jobs where user_id = tests.recall('owner')::uuid and kind not in ('summarize_conversation');
 update memory_private.jobs set status = 'running', attempts = 1, worker = 'late-worker', leased_until = now() + interval '5 minutes'
 where user_id = tests.recall('owner')::uuid and kind = 'summarize_conversation';

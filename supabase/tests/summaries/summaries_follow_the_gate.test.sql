@@ -33,6 +33,7 @@ insert into gate_case (name, conversation_id) values
 ('generic chat', (memory.create_conversation(tests.recall('owner')::uuid, null, 'chat')).id),
 ('paused', (memory.create_conversation(tests.recall('stranger')::uuid, null, 'profile', tests.recall('paused_main')::uuid)).id);
 select memory.add_turn(g.conversation_id, 'Question ' || i, 'Answer ' || i) from gate_case as g, generate_series(1, 4) as i;
+select memory_private.queue_pending_summaries();
 update gate_case as g set job_id = j.id
 from memory_private.jobs as j
 where j.kind = 'summarize_conversation' and j.dedup_key = 'conversation:' || g.conversation_id || ':4';
