@@ -234,7 +234,7 @@ def _writes(w: dict[str, Any], summary: list[str]) -> list[str]:
         f"...)`: a pool checkout and the call as one autocommit statement, with no ping of a connection used in the "
         f"last 5 s) into conversations with a primary profile, a 10-turn window and a 24-hour TTL, so every turn "
         f"is numbered under the conversation's row lock, trims the window, passes the memory gate and notes its "
-        f"question for extraction (plus a summary job every 4 turns; pg_cron's minutely pass turns the notes into "
+        f"question for extraction (and its summary every 4 turns; pg_cron's minutely passes turn the notes into "
         f"jobs while the writers run). The peer is langchain-postgres "
         f"`PostgresChatMessageHistory.add_messages([HumanMessage, AIMessage])` on its own psycopg connection per client. "
         f"'Kit, one statement' is the same RPC sent as one autocommit statement on a plain connection (the server's share). "

@@ -4,7 +4,7 @@
 
 The kit does more per turn: it numbers the turn under the conversation's row lock, applies the
 rolling window (10 turns, deleting the oldest) and the 24-hour TTL, checks the memory gate and
-notes the question for extraction (and queues a summary job every 4 turns). Each client writes its
+notes the question for extraction (and the conversation's summary every 4 turns). Each client writes its
 own conversation (its own user); the peer's clients write their own session ids. The sides (and
 the kit's call as one bare statement) run in short runs, several each in rotating order, and the
 figures pool each side's runs.
