@@ -35,7 +35,7 @@ def reset_data() -> None:
     """Every workload starts from an empty kit (the schema and settings stay)."""
     with admin() as conn:
         conn.execute("truncate memory.users, memory.tenants, memory_private.jobs, memory_private.pending_extractions,"
-                     " memory_private.pending_embeddings cascade")
+                     " memory_private.pending_summaries, memory_private.pending_embeddings cascade")
         conn.execute("vacuum (analyze) memory.messages, memory.conversations, memory.memories, memory.memory_events")
 
 

@@ -440,6 +440,8 @@ def _latency_at_scale(adm: Any, conn: Any, loaded: dict[str, Any], embeddings: l
             "where c.user_id = %s on conflict (message_id) do nothing",
             (loaded["conversation_id"], uid))
         adm.execute("delete from memory_private.jobs where user_id = %s", (uid,))
+        adm.execute("delete from memory_private.pending_summaries where conversation_id in"
+                    " (select id from memory.conversations where user_id = %s)", (uid,))
         # What the pg_cron jobs do within a minute: count the new messages' terms and post them
         # (which finds the user due vector lists past vector_lists_from), and build the lists; then
         # what autovacuum does after 50,000 new postings (the table's setting).

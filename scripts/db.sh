@@ -278,7 +278,7 @@ port = $PORT
 unix_socket_directories = '$RUN_DIR'
 # pg_cron runs its jobs over the socket, where local connections are trusted.
 cron.host = '$RUN_DIR'
-# Its six minutely jobs wrote two log lines each per run, a log that grew by gigabytes on a long-
+# Its minutely jobs wrote two log lines each per run, a log that grew by gigabytes on a long-
 # running stack; each run is still recorded in cron.job_run_details.
 cron.log_statement = off
 EOF

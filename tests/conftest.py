@@ -170,6 +170,13 @@ def extraction_queue_paused(database_url: str) -> Iterator[None]:
         yield
 
 
+@pytest.fixture
+def summary_queue_paused(database_url: str) -> Iterator[None]:
+    """pg_cron's minutely pass over the turns' summary notes does not run during the test."""
+    with cron_job_paused(database_url, "supamem-queue-summaries"):
+        yield
+
+
 # --- the HTTP app (test_server_*) ----------------------------------------------------------------
 
 

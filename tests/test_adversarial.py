@@ -106,10 +106,11 @@ def world(postgres_conn: psycopg.Connection) -> dict[str, Any]:
         "insert into memory.conversation_summaries (conversation_id, user_id, from_turn, to_turn, summary)"
         " values (%s, %s, 1, 4, %s)", [conv, victim, f"{MARKER} summary"])
     job = one("select min(id) from memory_private.jobs where user_id = %s", [victim])
-    # Count the victim's words and queue their turns' extractions now, so pg_cron's minutely
-    # passes cannot change their rows mid-test.
+    # Count the victim's words and queue their turns' extractions and summary now, so pg_cron's
+    # minutely passes cannot change their rows mid-test.
     postgres_conn.execute("select memory_private.fold_search_terms()")
     postgres_conn.execute("select memory_private.queue_pending_extractions(null)")
+    postgres_conn.execute("select memory_private.queue_pending_summaries(null)")
     postgres_conn.commit()
     return {
         "victim": victim, "tenant": tenant_a, "profile": profile, "conversation": conv, "message": message,

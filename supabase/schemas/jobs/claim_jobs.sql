@@ -93,7 +93,7 @@ begin
         perform memory_private.queue_pending_extractions();
     end if;
     if 'summarize_conversation' = any(p_kinds) then
-        perform memory_private.queue_pending_summaries();
+        perform memory_private.queue_pending_summaries(1000, p_user_ids);
     end if;
     -- Rounds: one job per user with due work (and one without a user) per round, until the limit
     -- or no more. Round one reads the users least recently served first, then by their oldest due

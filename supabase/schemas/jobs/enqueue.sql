@@ -1,6 +1,7 @@
--- Why: one way in for every producer (triggers, pg_cron, on-demand RPCs). With p_replace a
--- finished or dead job of the same key is queued again (regenerating a month); a queued or
--- running one is left alone. Kinds missing from the job_kinds setting are not queued at all.
+-- Why: one way in for every producer (triggers, pg_cron, on-demand RPCs; the turns' notes are
+-- queued set-based by their passes, under the same keys). With p_replace a finished or dead job
+-- of the same key is queued again (regenerating a month); a queued or running one is left alone.
+-- Kinds missing from the job_kinds setting are not queued at all.
 create function memory_private.enqueue(
     p_kind text,
     p_payload jsonb,

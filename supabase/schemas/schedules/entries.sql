@@ -29,7 +29,7 @@ insert into memory_private.schedules (name, schedule, command) values
 -- Workers that claim extractions or summaries queue the turns' notes themselves; these catch the rest.
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-queue-extractions', '* * * * *', 'call memory_private.run_extraction_queue()'),
-('supamem-queue-summaries', '* * * * *', 'select memory_private.queue_pending_summaries(10000)');
+('supamem-queue-summaries', '* * * * *', 'call memory_private.run_summary_queue()');
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');

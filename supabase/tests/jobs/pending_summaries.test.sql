@@ -5,7 +5,7 @@
 -- job_kinds is noted by no turn, and notes already there wait. Nobody but the service reads the
 -- notes, and only the kit's functions write them.
 begin;
-select plan(18);
+select plan(19);
 
 select tests.create_cast('jobs-summary-notes');
 update memory_private.settings set value = '2' where key = 'summary_interval';
@@ -42,7 +42,10 @@ update memory_private.settings set value = '["summarize_conversation"]' where ke
 
 -- The pass: one job per note, as a turn queued it; a conversation deleted meanwhile leaves no job.
 delete from memory.conversations where id = tests.recall('gone')::uuid;
-select cmp_ok(memory_private.queue_pending_summaries(), '>=', 2, 'the pass takes the notes');
+select tests.remember('noted_at', (
+    select noted_at from memory_private.pending_summaries where conversation_id = tests.recall('conv')::uuid
+));
+select cmp_ok(memory_private.queue_pending_summaries(null), '>=', 2, 'the pass takes the notes');
 select results_eq(
     $$select dedup_key, user_id, payload, status from memory_private.jobs
     where kind = 'summarize_conversation' and user_id = tests.recall('owner')::uuid$$,
@@ -50,24 +53,34 @@ select results_eq(
         jsonb_build_object('conversation_id', tests.recall('conv')::uuid, 'from_turn', 1, 'to_turn', 2), 'queued')$$,
     'each note of a conversation still there became its job, keyed and shaped as a turn queued it'
 );
+select results_eq(
+    $$select run_after = tests.recall('noted_at')::timestamptz and created_at = tests.recall('noted_at')::timestamptz
+    from memory_private.jobs where kind = 'summarize_conversation' and user_id = tests.recall('owner')::uuid$$,
+    array[true],
+    'the job is due and created when the turn noted it, so the queue''s ages count the wait'
+);
 select is_empty(
     $$select 1 from memory_private.pending_summaries
     where conversation_id in (tests.recall('conv')::uuid, tests.recall('gone')::uuid)$$,
     'both notes are gone'
 );
-select is(memory_private.queue_pending_summaries(), 0, 'a second pass queues nothing');
-
 -- A note of a summary already queued (a turn noted again) adds nothing.
 insert into memory_private.pending_summaries (conversation_id, to_turn, turns) values (tests.recall('conv')::uuid, 2, 2);
-select memory_private.queue_pending_summaries();
+select memory_private.queue_pending_summaries(null, array[tests.recall('owner')::uuid]);
 select is(
     (select count(*)::integer from memory_private.jobs where kind = 'summarize_conversation' and user_id = tests.recall('owner')::uuid),
     1, 'a note of a queued summary adds no job'
 );
 
--- A claim for summaries queues the notes first.
+-- A claim for summaries queues its users' notes first, and no one else's.
 select memory.add_turn(tests.recall('conv')::uuid, format('Question %s', i), 'Answer') from generate_series(5, 6) as i;
 select tests.authenticate_as_service_role();
+select is_empty(
+    $$select 1 from memory.claim_jobs(array['summarize_conversation'], 'notes-worker', 10,
+        p_user_ids => array[tests.recall('stranger')::uuid])$$,
+    'a claim for another user''s summaries leaves this user''s note'
+);
+
 select ok(
     exists (
         select 1 from memory.claim_jobs(array['summarize_conversation'], 'notes-worker', 10, p_user_ids => array[tests.recall('owner')::uuid])

@@ -34,11 +34,12 @@ select results_eq(
     $$select jobname::text collate "default", schedule from cron.job
     where jobname in (
         'supamem-reap-leases', 'supamem-prune-jobs', 'supamem-weekly-summaries', 'supamem-monthly-summaries',
-        'supamem-queue-extractions'
+        'supamem-queue-extractions', 'supamem-queue-summaries'
     )
     order by 1$$,
     $$values ('supamem-monthly-summaries', '37 * * * *'), ('supamem-prune-jobs', '53 * * * *'),
-        ('supamem-queue-extractions', '* * * * *'), ('supamem-reap-leases', '* * * * *'),
+        ('supamem-queue-extractions', '* * * * *'), ('supamem-queue-summaries', '* * * * *'),
+        ('supamem-reap-leases', '* * * * *'),
         ('supamem-weekly-summaries', '7 * * * *')$$,
     'the queue and summary jobs: the reaper and the turns'' notes every minute, pruning and both schedulers hourly'
 );

@@ -51,6 +51,10 @@ insert into allowed values
     'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
 ),
 (
+    'function_search_path_mutable', 'memory_private.run_summary_queue()',
+    'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
+),
+(
     'function_search_path_mutable', 'memory_private.run_vector_list_builds()',
     'a procedure that commits between builds cannot carry a SET clause; every name in it is schema-qualified'
 ),
