@@ -5,6 +5,8 @@ paused so each test decides when notes become jobs:
 
 - A pass skips the notes another transaction holds instead of waiting for them, and a later pass
   queues them: nothing is lost and nothing is queued twice.
+- A user erased while a pass runs does not fail it: the erased user's note goes, the other
+  user's job is queued.
 - Whatever the order of turns, pauses and passes, a question gets exactly one extract job when the
   gate was open for its author at its turn, and none otherwise (the turn's answer stands: a pause
   after it is for the extraction to honour when it is applied), and no note outlives the last pass.
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
+from client_helpers import wait_for, waiting_on
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from job_helpers import JobKit
@@ -119,3 +123,26 @@ def test_the_minutely_pass_drains_a_backlog_larger_than_a_batch(notes_kit: JobKi
     notes_kit.conn.execute("call memory_private.run_extraction_queue()")
     assert _noted(notes_kit, [question, *range(gone, gone + 2499)]) == []
     assert _extract_sources(notes_kit, user) == [question]
+
+
+def test_a_user_erased_during_a_pass_does_not_fail_it(notes_kit: JobKit, database_url: str) -> None:
+    erased, erased_profile = notes_kit.user()
+    kept, kept_profile = notes_kit.user()
+    conversations = [notes_kit.conversation(user, profile, [])
+                     for user, profile in ((erased, erased_profile), (kept, kept_profile))]
+    questions = [notes_kit.value("select user_message_id from memory.add_turn(%s, 'I keep bees', 'Sweet.')", [c])
+                 for c in conversations]
+    with psycopg.connect(database_url) as eraser, psycopg.connect(database_url, autocommit=True) as passer:
+        eraser.execute("select memory.erase_user(%s)", [erased])
+        passer_pid = passer.info.backend_pid
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            # The pass reads the erased user's question (the erase is not committed yet) and its
+            # job's foreign key waits for the erase; once that commits, the key fails and the pass
+            # takes its batch again, without the erased user's note.
+            taken = pool.submit(lambda: passer.execute("select memory_private.queue_pending_extractions(null)"))
+            wait_for(lambda: waiting_on(notes_kit.conn, passer_pid, "Lock"), what="the pass to wait for the erase")
+            eraser.commit()
+            notes_kit.users.remove(erased)
+            taken.result(timeout=30)
+    assert _extract_sources(notes_kit, kept) == [questions[1]]
+    assert _noted(notes_kit, questions) == []
