@@ -120,7 +120,7 @@ def test_the_minutely_pass_drains_a_backlog_larger_than_a_batch(notes_kit: JobKi
     notes_kit.conn.execute(
         "insert into memory_private.pending_extractions (message_id) select %s + i from generate_series(0, 2498) as i",
         [gone])
-    notes_kit.conn.execute("call memory_private.run_extraction_queue()")
+    notes_kit.conn.execute("call memory_private.run_note_queue('extract')")
     assert _noted(notes_kit, [question, *range(gone, gone + 2499)]) == []
     assert _extract_sources(notes_kit, user) == [question]
 

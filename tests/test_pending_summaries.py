@@ -106,6 +106,13 @@ def test_the_minutely_pass_drains_a_backlog_larger_than_a_batch(summaries_kit: J
     summaries_kit.conn.execute(
         "insert into memory_private.pending_summaries (conversation_id, to_turn, turns)"
         " select gen_random_uuid(), 4, 4 from generate_series(1, 2499)")
-    summaries_kit.conn.execute("call memory_private.run_summary_queue()")
+    summaries_kit.conn.execute("call memory_private.run_note_queue('summarize_conversation')")
     assert summaries_kit.value("select count(*) from memory_private.pending_summaries") == 0
     assert _summarised(summaries_kit, [conversation]) == [str(conversation)]
+
+
+@pytest.mark.parametrize("kind", ["title", "embed", None])
+def test_the_pass_names_the_kinds_of_note_it_knows(summaries_kit: JobKit, kind: str | None) -> None:
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no notes of kind"):
+        summaries_kit.conn.execute("call memory_private.run_note_queue(%s)", [kind])
+    summaries_kit.conn.rollback()

@@ -45,24 +45,24 @@ from (
         or q.failed_at > now() - interval '1 hour'
     union all
     select
-        'extract' as kind,
+        n.kind,
         'queued' as status,
-        p.noted_at as run_after,
-        p.noted_at as created_at,
+        n.noted_at as run_after,
+        n.noted_at as created_at,
         null::timestamptz as finished_at,
         null::timestamptz as failed_at,
         null::jsonb as usage
-    from memory_private.pending_extractions as p
-    union all
-    select
-        'summarize_conversation' as kind,
-        'queued' as status,
-        p.noted_at as run_after,
-        p.noted_at as created_at,
-        null::timestamptz as finished_at,
-        null::timestamptz as failed_at,
-        null::jsonb as usage
-    from memory_private.pending_summaries as p
+    from (
+        select
+            'extract' as kind,
+            e.noted_at
+        from memory_private.pending_extractions as e
+        union all
+        select
+            'summarize_conversation' as kind,
+            s.noted_at
+        from memory_private.pending_summaries as s
+    ) as n
 ) as j
 group by j.kind;
 

@@ -70,28 +70,3 @@ $$;
 
 revoke all on function memory_private.queue_pending_extractions(integer) from public, anon, authenticated, service_role;
 grant execute on function memory_private.queue_pending_extractions(integer) to service_role;
-
--- Why: pg_cron's minutely pass over the notes no worker has taken: the notes there when it starts,
--- in batches of 1,000 each committed on its own, so a backlog (an app running no extraction
--- workers for a while) never becomes one long transaction and never outgrows the pass. A
--- procedure that commits cannot carry a `set search_path` clause, so every name in it is
--- schema-qualified. With extract left out of job_kinds the notes wait, uncounted.
-create procedure memory_private.run_extraction_queue()
-language plpgsql
-as $$
-declare
-    v_batches integer;
-begin
-    if not memory_private.setting('job_kinds') ? 'extract' then
-        return;
-    end if;
-    v_batches := ceil((select count(*) from memory_private.pending_extractions) / 1000.0)::integer;
-    for i in 1..v_batches loop
-        exit when memory_private.queue_pending_extractions(1000) = 0;
-        commit;
-    end loop;
-end
-$$;
-
-revoke all on procedure memory_private.run_extraction_queue() from public, anon, authenticated, service_role;
-grant execute on procedure memory_private.run_extraction_queue() to service_role;

@@ -28,8 +28,8 @@ insert into memory_private.schedules (name, schedule, command) values
 
 -- Workers that claim extractions or summaries queue the turns' notes themselves; these catch the rest.
 insert into memory_private.schedules (name, schedule, command) values
-('supamem-queue-extractions', '* * * * *', 'call memory_private.run_extraction_queue()'),
-('supamem-queue-summaries', '* * * * *', 'call memory_private.run_summary_queue()');
+('supamem-queue-extractions', '* * * * *', $job$call memory_private.run_note_queue('extract')$job$),
+('supamem-queue-summaries', '* * * * *', $job$call memory_private.run_note_queue('summarize_conversation')$job$);
 
 insert into memory_private.schedules (name, schedule, command) values
 ('supamem-fold-search-terms', '* * * * *', 'select memory_private.fold_search_terms()');

@@ -47,11 +47,7 @@ insert into allowed values
     'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
 ),
 (
-    'function_search_path_mutable', 'memory_private.run_extraction_queue()',
-    'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
-),
-(
-    'function_search_path_mutable', 'memory_private.run_summary_queue()',
+    'function_search_path_mutable', 'memory_private.run_note_queue(text)',
     'a procedure that commits between batches cannot carry a SET clause; every name in it is schema-qualified'
 ),
 (

@@ -47,16 +47,15 @@ select is(
             'memory.user_id_for(text,uuid)',
             'memory_private.schedule_jobs()',
             'memory_private.run_retention_sweep()',
-            'memory_private.run_extraction_queue()',
-            'memory_private.run_summary_queue()',
+            'memory_private.run_note_queue(text)',
             'memory_private.run_vector_list_builds()',
             'memory_private.build_vector_lists(uuid,text)'
         ]) as f
         where has_function_privilege('authenticated', f::regprocedure, 'execute')
     ),
     array[]::text[],
-    'authenticated cannot execute sweep_expired, user_id_for, schedule_jobs, run_retention_sweep, the extraction and '
-    || 'summary queues or the vector-list builds'
+    'authenticated cannot execute sweep_expired, user_id_for, schedule_jobs, run_retention_sweep, the note queues '
+    || 'or the vector-list builds'
 );
 
 select * from finish();

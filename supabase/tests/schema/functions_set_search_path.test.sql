@@ -90,10 +90,10 @@ select is(
         order by 1
     ),
     array[
-        'memory_private.run_extraction_queue()', 'memory_private.run_retention_sweep()',
-        'memory_private.run_summary_queue()', 'memory_private.run_vector_list_builds()'
+        'memory_private.run_note_queue(text)', 'memory_private.run_retention_sweep()',
+        'memory_private.run_vector_list_builds()'
     ],
-    'only the committing retention, extraction-queue, summary-queue and vector-list procedures go without a search_path'
+    'only the committing retention, note-queue and vector-list procedures go without a search_path'
 );
 
 -- A SET clause keeps Postgres from inlining an SQL function, and an SQL function that is not
