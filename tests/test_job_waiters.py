@@ -257,3 +257,45 @@ def test_rows_behind_their_jobs_do_not_stop_a_claim(admin: psycopg.Connection) -
         left = admin.execute("select count(*) as n from memory_private.job_waiters where kind = %s"
                              " and first_due is not null", [kind]).fetchone()["n"]
         assert left == 0
+
+
+def test_a_claim_queueing_two_kinds_and_a_requeue_of_both_do_not_deadlock(race: Race) -> None:
+    """A claim turns the turns' notes into jobs kind by kind (extractions, then summaries), one
+    statement each; a requeue of both kinds at once (the lease reaper, retry_dead_jobs) takes the
+    same users' rows in one statement. Both take the rows kind by kind, so neither waits on the
+    other while holding what the other needs (by user first, this was a deadlock, 40P01)."""
+    first, second = sorted([race.user, *_users(race.observer, 1, "deadlock")], key=str)
+    ids = [race.observer.execute(
+        "insert into memory_private.jobs (kind, payload, user_id, max_attempts, status, finished_at)"
+        " values (%s, '{}', %s, 5, 'done', now()) returning id", [kind, user]).fetchone()["id"]
+        for kind, user in (("summarize_conversation", first), ("extract", second))]
+    insert = ("insert into memory_private.jobs (kind, payload, user_id, max_attempts)"
+              " values (%s, '{}', %s, 5)")
+    race.writer.execute(insert, ["extract", second])
+    pid = race.claimer.execute("select pg_backend_pid() as pid").fetchone()["pid"]
+    failures: list[Exception] = []
+
+    def requeue() -> None:
+        try:
+            race.claimer.execute("update memory_private.jobs set status = 'queued', finished_at = null"
+                                 " where id = any(%s)", [ids])
+            race.claimer.commit()
+        except psycopg.Error as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=requeue)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not waiting_on(race.observer, pid, "Lock"):
+        assert thread.is_alive() and time.monotonic() < deadline, "the requeue never waited for the claim"
+    try:
+        race.writer.execute(insert, ["summarize_conversation", first])
+        race.writer.commit()
+    except psycopg.Error as exc:
+        failures.append(exc)
+    thread.join(30)
+    assert failures == []
+    assert race.observer.execute("select count(*) as n from memory_private.jobs where user_id = any(%s)"
+                                 " and status = 'queued'", [[first, second]]).fetchone()["n"] == 4
+    _agrees(race.observer, [first, second])
+    race.observer.execute("delete from memory.users where id = %s", [second if first == race.user else first])

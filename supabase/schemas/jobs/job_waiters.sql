@@ -83,7 +83,10 @@ grant execute on function memory_private.refresh_job_waiters(uuid[]) to service_
 -- which waits for a transaction holding the row and then reads its committed value: the row can
 -- only say that the user waits from earlier, never that they do not (a claim that worked the row
 -- out without this job either committed before, and is read, or finds the row held and skips it).
--- Then the users who had work taken or a started_at moved are worked out again
+-- Rows are taken kind by kind, then by user: a claim queues the turns' notes one kind a statement
+-- (extractions, then summaries), and a statement that requeues several kinds at once (the lease
+-- reaper) taking them user by user could hold what the claim's next statement needs while waiting
+-- for what it holds. Then the users who had work taken or a started_at moved are worked out again
 -- (memory_private.refresh_job_waiters).
 create function memory_private.jobs_changed()
 returns trigger
@@ -138,7 +141,7 @@ begin
         )
         from unnest(v_users, v_kinds, v_due) as a (user_id, kind, due)
         group by a.user_id, a.kind
-        order by a.user_id, a.kind
+        order by a.kind, a.user_id
         on conflict (user_id, kind) do update set first_due = least(w.first_due, excluded.first_due);
     end if;
     if v_refresh is not null then
