@@ -8,7 +8,8 @@ fifth call: with 1,000 finished jobs of another kind in the table, each call rea
 its key. A claim reads the users it serves from memory_private.job_waiters, whatever the number
 waiting on its kind or on others (it probed every user waiting). job_stats reads the queue and the
 last hour, not the finished jobs kept (it read them all). An embed batch stores the vectors of the
-memories it names by id (it read every memory of the user). Everything is rolled back.
+memories it names by id (it read every memory of the user). A pass over the summary notes reads the
+notes it takes (it sorted them all). Everything is rolled back.
 """
 
 from __future__ import annotations
@@ -263,3 +264,46 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
     document = conn.execute("select memory.job_input(%s, 'plans')", [week]).fetchone()["job_input"]
     assert document["summaries"] == ["day 1", "day 0"]
 
+
+
+def test_a_summary_pass_reads_the_notes_it_takes(admin_url: str) -> None:
+    """With 3,000 summary notes waiting, a pass of 10 reads the 10 it takes, in key order, and
+    deletes those: it never reads every note (it sorted them all by time, and matched by key it
+    joined them all)."""
+    with psycopg.connect(admin_url, row_factory=dict_row) as conn:
+        try:
+            conn.execute("insert into memory_private.pending_summaries (conversation_id, to_turn, turns)"
+                         " select gen_random_uuid(), 4, 4 from generate_series(1, 3000)")
+            # Statistics of a table never analyzed, as on a new database (rolled back).
+            conn.execute("update pg_catalog.pg_class set reltuples = -1, relpages = 0"
+                         " where oid = 'memory_private.pending_summaries'::regclass")
+            explain_nested(conn)
+            for _ in range(CALLS):
+                (plan,) = nested_plans(conn, "select memory_private.queue_pending_summaries(10)", [],
+                                       "delete from memory_private.pending_summaries")
+                scans = [n for n in scans_of(plan, "pending_summaries") if n["Node Type"].endswith("Scan")]
+                assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plan)
+                # The ten taken, then the same ten by their addresses.
+                assert sum(rows_read(scan) for scan in scans) <= 20, json.dumps(plan)
+        finally:
+            conn.rollback()
+
+
+def test_an_extraction_pass_reads_the_notes_it_takes(admin_url: str) -> None:
+    """The same for the questions noted for extraction: with 3,000 waiting, a pass of 10 reads the
+    10 it takes and deletes those."""
+    with psycopg.connect(admin_url, row_factory=dict_row) as conn:
+        try:
+            conn.execute("insert into memory_private.pending_extractions (message_id)"
+                         " select -i from generate_series(1, 3000) as i")
+            conn.execute("update pg_catalog.pg_class set reltuples = -1, relpages = 0"
+                         " where oid = 'memory_private.pending_extractions'::regclass")
+            explain_nested(conn)
+            for _ in range(CALLS):
+                (plan,) = nested_plans(conn, "select memory_private.queue_pending_extractions(10)", [],
+                                       "delete from memory_private.pending_extractions")
+                scans = [n for n in scans_of(plan, "pending_extractions") if n["Node Type"].endswith("Scan")]
+                assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plan)
+                assert sum(rows_read(scan) for scan in scans) <= 20, json.dumps(plan)
+        finally:
+            conn.rollback()

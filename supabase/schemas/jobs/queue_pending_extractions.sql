@@ -26,13 +26,14 @@ begin
     for attempt in 1..2 loop
         begin
             with taken as (
+                -- By the rows' addresses: matched by key, a plan could read every note to join them.
                 delete from memory_private.pending_extractions as p
-                where p.message_id in (
-                    select n.message_id from memory_private.pending_extractions as n
+                where p.ctid = any(array(
+                    select n.ctid from memory_private.pending_extractions as n
                     order by n.message_id
                     limit p_limit
                     for update skip locked
-                )
+                ))
                 returning p.message_id
             ),
             waiting as (

@@ -22,16 +22,17 @@ begin
     for attempt in 1..2 loop
         begin
             with taken as (
+                -- By the rows' addresses: matched by key, a plan could read every note to join them.
                 delete from memory_private.pending_summaries as p
-                where (p.conversation_id, p.to_turn) in (
-                    select n.conversation_id, n.to_turn from memory_private.pending_summaries as n
+                where p.ctid = any(array(
+                    select n.ctid from memory_private.pending_summaries as n
                     where p_user_ids is null or n.conversation_id in (
                         select c.id from memory.conversations as c where c.user_id = any(p_user_ids)
                     )
                     order by n.conversation_id, n.to_turn
                     limit p_limit
                     for update skip locked
-                )
+                ))
                 returning p.conversation_id, p.to_turn, p.turns, p.noted_at
             ),
             queued as (
