@@ -19,6 +19,7 @@ from .db import DEFAULT_DATABASE_URL, Database, Transaction, database_url
 from .errors import (
     ConflictError,
     DatabaseUnavailableError,
+    ExtractionPendingError,
     InvalidInputError,
     InvalidRoleError,
     MemoryNotFoundError,
@@ -58,6 +59,7 @@ __all__ = [
     "ConversationStore",
     "Database",
     "DatabaseUnavailableError",
+    "ExtractionPendingError",
     "FallbackBuffer",
     "Identity",
     "InvalidInputError",

@@ -71,9 +71,9 @@ class Acting:
             self._owners[key] = owner
         return owner
 
-    def _transaction(self, owner: Owner) -> Any:
-        """As the Auth user themselves (RLS decides), else as service_role."""
-        return self.db.as_user(owner.id) if owner.auth else self.db.transaction()
+    def _transaction(self, owner: Owner | None) -> Any:
+        """As the Auth user themselves (RLS decides), else (or for nobody) as service_role."""
+        return self.db.as_user(owner.id) if owner is not None and owner.auth else self.db.transaction()
 
     def _run(self, user_id: str | UUID, write: Callable[[], T]) -> T:
         """A write that survives the user's erasure by another process (`Identity.run`)."""

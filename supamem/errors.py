@@ -7,6 +7,8 @@ on; callers catch meaning (`NotFoundError`), not driver classes. Nothing here is
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 from psycopg_pool import PoolClosed, PoolTimeout
 
@@ -66,6 +68,18 @@ class StateError(SupamemError):
 
 class RateLimitedError(SupamemError):
     """A limit was reached (54000), e.g. extractions per user per minute: retry later."""
+
+
+class ExtractionPendingError(SupamemError, TimeoutError):
+    """`MemoryService.extract_memories` waited its timeout and `pending` of the conversation's
+    questions still wait for the extraction worker (none running, a provider outage, extraction
+    paused in job_kinds, the rate limit): the extraction goes on without the caller; `memories`
+    holds those the conversation has given so far."""
+
+    def __init__(self, message: str, *, pending: int, memories: list[Any]) -> None:
+        super().__init__(message)
+        self.pending = pending
+        self.memories = memories
 
 
 class DatabaseUnavailableError(SupamemError, ConnectionError):

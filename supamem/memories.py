@@ -8,6 +8,9 @@ prompt, export / import and erasure all happen in SQL. Python only picks who act
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -18,7 +21,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from .acting import Acting
 from .db import Transaction
-from .errors import InvalidInputError, NotFoundError
+from .errors import ExtractionPendingError, InvalidInputError, NotFoundError
 from .identity import TenantKey
 
 #: Columns of `memory.memories` a client sees, in table order (`search` is the generated
@@ -220,6 +223,30 @@ PROMPT_HEADING = "\n\n## What You Know About the User\n"
 PROMPT_RECENT_LIMIT = 10
 
 
+def wait_for_extraction(
+    transaction: Callable[[], AbstractContextManager[Transaction]],
+    conversation_id: UUID | str,
+    user_id: UUID | None,
+    timeout: float,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Wait until none of a conversation's questions waits for extraction (memory.extraction_pending),
+    at most `timeout` seconds, asking in short transactions so the worker's commits are seen; then
+    (or at the timeout) `user_id`'s (None: the signed-in caller's) active memories drawn from it, newest first, at most 200.
+    Returns how many questions still wait, and those memories' rows."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        with transaction() as tx:
+            pending = int(tx.call_value("extraction_pending", conversation_id=conversation_id))
+            if pending == 0 or time.monotonic() >= deadline:
+                rows = tx.call(
+                    "search_memories", user_id=user_id, conversation_id=conversation_id, status="active", limit=200
+                )
+                return pending, rows
+        time.sleep(min(delay, max(deadline - time.monotonic(), 0)))
+        delay = min(delay * 2, 1.0)
+
+
 class MemoryService(Acting):
     """Seed 002's memory service on one `Database` (which acts as service_role)."""
 
@@ -414,7 +441,7 @@ class MemoryService(Acting):
         """Pin (always include in the prompt) or unpin a memory."""
         return self.update_memory(memory_id, user_id, {"pinned": pinned}, tenant_id=tenant_id)
 
-    def extract_memories(
+    def request_extraction(
         self, conversation_id: UUID | str, *, user_id: str | UUID | None = None, tenant_id: TenantKey = None
     ) -> int:
         """Queue extraction of a conversation's messages (memory.request_extraction).
@@ -425,10 +452,44 @@ class MemoryService(Acting):
         `user_id` of an Auth user, only that user's own messages are queued.
         """
         owner = self._owner(user_id, tenant_id) if user_id is not None else None
-        transaction = self._transaction(owner) if owner is not None else self.db.transaction()
-        with transaction as tx:
+        with self._transaction(owner) as tx:
             queued = tx.call_value("request_extraction", conversation_id=conversation_id)
         return int(queued)
+
+    def extract_memories(
+        self,
+        conversation_id: UUID | str,
+        *,
+        user_id: str | UUID | None = None,
+        tenant_id: TenantKey = None,
+        timeout: float = 30.0,
+    ) -> list[Memory]:
+        """Seed 002: extract a conversation's turns not extracted yet; returns the memories the
+        conversation has given (active, newest first, at most 200): its owner's, or with `user_id`
+        that user's own.
+
+        Queues what waits (`request_extraction`), then waits for the extraction worker until none
+        of the conversation's questions is noted or held by an unfinished job
+        (memory.extraction_pending), at most `timeout` seconds (0: do not wait). Past it,
+        ExtractionPendingError says how many still wait and holds the memories given so far. A
+        conversation the caller cannot see is NotFoundError.
+        """
+        owner = self._owner(user_id, tenant_id) if user_id is not None else None
+        with self._transaction(owner) as tx:
+            found = tx.execute("select user_id from memory.conversations where id = %s", [conversation_id])
+        if not found:
+            raise NotFoundError("conversation not found", sqlstate="P0002")
+        user = owner.id if owner is not None else found[0]["user_id"]
+        self.request_extraction(conversation_id, user_id=user_id, tenant_id=tenant_id)
+        pending, rows = wait_for_extraction(lambda: self._transaction(owner), conversation_id, user, timeout)
+        memories = [Memory.model_validate(r) for r in rows]
+        if pending:
+            raise ExtractionPendingError(
+                f"{pending} of the conversation's questions still wait for extraction after {timeout:g} s",
+                pending=pending,
+                memories=memories,
+            )
+        return memories
 
     def get_context_memories(
         self,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -17,9 +18,10 @@ from psycopg.types.json import Jsonb
 
 from supamem.db import Transaction
 from supamem.errors import InvalidInputError
+from supamem.memories import wait_for_extraction
 from supamem.memory_csv import read_csv, write_csv
 
-from .deps import Tx, visible
+from .deps import Claims, Tx, user_transaction, visible
 from .embedding import Search, search_parameter
 from .models import (
     Cleared,
@@ -33,6 +35,7 @@ from .models import (
     MemoryWritten,
     NewMemory,
     Overview,
+    Queued,
     UsedMemory,
 )
 
@@ -117,10 +120,19 @@ def clear_memories(tx: Tx, profile_id: UUID | None = None) -> Cleared:
 
 
 @router.post("/memories/extract", response_model=Extraction,
-             summary="Queue extraction of a conversation's turns not extracted yet")
-def extract_memories(tx: Tx, body: ExtractRequest) -> Extraction:
-    visible(tx, "conversations", body.conversation_id, "conversation")
-    return Extraction(queued=tx.call_value("request_extraction", conversation_id=body.conversation_id) or 0)
+             summary="Extract a conversation's turns not extracted yet; the memories it gave")
+def extract_memories(request: Request, verified: Claims, body: ExtractRequest) -> Extraction:
+    """Queues the turns not extracted yet (committed before any wait, so the worker sees them),
+    waits up to `wait_seconds` for the worker in short transactions of its own, and returns the
+    caller's memories drawn from the conversation and how many turns still wait."""
+    with contextmanager(user_transaction)(request, verified) as tx:
+        visible(tx, "conversations", body.conversation_id, "conversation")
+        queued = tx.call_value("request_extraction", conversation_id=body.conversation_id) or 0
+    db = request.app.state.supamem.db
+    pending, rows = wait_for_extraction(
+        lambda: db.transaction(claims=verified), body.conversation_id, None, body.wait_seconds
+    )
+    return Extraction(queued=queued, pending=pending, memories=[Memory.model_validate(r) for r in rows])
 
 
 @router.put("/memory-settings", response_model=MemorySettings, summary="Pause memory building; opt in to long-term storage")
@@ -186,11 +198,11 @@ def import_memories(tx: Tx, export: Annotated[dict[str, Any], Depends(_export_do
     return Imported(imported=tx.call_value("import_memories", export=Jsonb(export)) or 0)
 
 
-@router.post("/summaries/backfill", response_model=Extraction,
+@router.post("/summaries/backfill", response_model=Queued,
              summary="Queue a month's weekly and monthly summaries again (seed 004's ?action=backfill)")
 def backfill(tx: Tx, profile_id: UUID, year: int = Query(ge=1970, le=9999), month: int = Query(ge=1, le=12),
-             regenerate: bool = False) -> Extraction:
-    return Extraction(queued=tx.call_value("backfill_month", profile_id=profile_id, year=year, month=month,
+             regenerate: bool = False) -> Queued:
+    return Queued(queued=tx.call_value("backfill_month", profile_id=profile_id, year=year, month=month,
                                            regenerate=regenerate) or 0)
 
 

@@ -143,10 +143,20 @@ class MemoryWritten(BaseModel):
 
 class ExtractRequest(BaseModel):
     conversation_id: UUID
+    #: How long to wait for the extraction worker before answering (0: answer at once).
+    wait_seconds: float = Field(0, ge=0, le=30)
 
 
-class Extraction(BaseModel):
+class Queued(BaseModel):
+    #: Jobs queued by this request.
     queued: int
+
+
+class Extraction(Queued):
+    #: Turns still waiting for the worker when the answer was given.
+    pending: int
+    #: The caller's active memories drawn from the conversation, newest first (at most 200).
+    memories: list[Memory]
 
 
 class Cleared(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -16,8 +17,17 @@ import pytest
 from client_helpers import run_cli, users_with_external_id
 from pydantic import ValidationError
 
+from jobs.handlers import make_llm
+from jobs.transport import PsycopgTransport
+from jobs.worker import Worker
 from supamem import ConversationMemoryManager, ConversationStore, Database, FallbackBuffer
-from supamem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, SupamemError
+from supamem.errors import (
+    ExtractionPendingError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    SupamemError,
+)
 from supamem.memories import (
     MEMORY_COLUMNS,
     Memory,
@@ -412,13 +422,13 @@ def test_tenants_isolate_the_same_external_id(service, new_user, postgres_conn):
 # -- extraction requests --------------------------------------------------------------------------
 
 
-def test_extract_memories_queues_each_message_once(service, new_user, client_db, postgres_conn):
+def test_request_extraction_queues_each_message_once(service, new_user, client_db, postgres_conn):
     user = new_user()
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     for text in ("I'm learning Spanish", "My goal is to run 10k"):
         client_db.call("add_message", conversation_id=conversation["id"], role="user", content=text)
-    assert service.extract_memories(conversation["id"]) == 2
-    assert service.extract_memories(conversation["id"]) == 0  # already queued
+    assert service.request_extraction(conversation["id"]) == 2
+    assert service.request_extraction(conversation["id"]) == 0  # already queued
     jobs = postgres_conn.execute(
         "select count(*) from memory_private.jobs where kind = 'extract' and payload ->> 'conversation_id' = %s",
         [str(conversation["id"])],
@@ -426,17 +436,74 @@ def test_extract_memories_queues_each_message_once(service, new_user, client_db,
     assert jobs == 2
     generic = client_db.call_one("create_conversation", user_id=user.id)
     client_db.call("add_message", conversation_id=generic["id"], role="user", content="I like chess")
-    assert service.extract_memories(generic["id"]) == 0  # the gate is closed: no profile
+    assert service.request_extraction(generic["id"]) == 0  # the gate is closed: no profile
 
 
-def test_extract_memories_as_an_auth_user_and_when_paused(service, new_user, client_db):
+def test_request_extraction_as_an_auth_user_and_when_paused(service, new_user, client_db):
     user = new_user(auth=True)
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     client_db.call("add_message", conversation_id=conversation["id"], role="user", content="I paint on Sundays")
     service.pause(user.key)
-    assert service.extract_memories(conversation["id"], user_id=user.key) == 0
+    assert service.request_extraction(conversation["id"], user_id=user.key) == 0
     service.resume(user.key)
-    assert service.extract_memories(conversation["id"], user_id=user.key) == 1
+    assert service.request_extraction(conversation["id"], user_id=user.key) == 1
+
+
+@pytest.fixture
+def extraction_worker(client_db) -> Iterator[Callable[[UUID], None]]:
+    """Start a worker of a user's extractions (offline provider) in a thread; stopped afterwards."""
+    started: list[tuple[Worker, threading.Thread]] = []
+
+    def start(user_id: UUID) -> None:
+        worker = Worker(PsycopgTransport(client_db), make_llm({"SUPAMEM_LLM_PROVIDER": "offline"}), kinds=["extract"],
+                        concurrency=1, lease=60, user_ids=[user_id])
+        thread = threading.Thread(target=worker.run, kwargs={"once": False})
+        thread.start()
+        started.append((worker, thread))
+
+    yield start
+    for worker, thread in started:
+        worker.request_stop()
+        thread.join()
+
+
+def test_extract_memories_returns_what_the_worker_drew(service, new_user, client_db, postgres_conn, extraction_worker):
+    user = new_user()
+    conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
+    client_db.call_one("add_turn", conversation_id=conversation["id"],
+                       user_content="I live in Lisbon and I want to learn to surf.",
+                       assistant_content="Lisbon has great beaches for that.")
+    client_db.call("add_message", conversation_id=conversation["id"], role="user", content="My sister is called Ana.")
+    other = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
+    client_db.call_one("add_turn", conversation_id=other["id"], user_content="I work as a nurse.", assistant_content="Thanks.")
+    extraction_worker(user.id)
+    memories = service.extract_memories(conversation["id"], timeout=60)
+    assert memories and all(isinstance(m, Memory) for m in memories)
+    assert {m.source_conversation_id for m in memories} == {conversation["id"]}
+    # Both questions were extracted, the unanswered one included: nothing of the conversation waits.
+    assert client_db.call_value("extraction_pending", conversation_id=conversation["id"]) == 0
+    drawn = postgres_conn.execute(
+        "select count(*) from memory.memory_extractions where source_message_id in "
+        "(select id from memory.messages where conversation_id = %s and role = 'user')", [conversation["id"]])
+    assert drawn.fetchone()[0] == 2
+    # Asked again, nothing is queued and the same memories come back at once.
+    assert {m.id for m in service.extract_memories(conversation["id"], timeout=0)} == {m.id for m in memories}
+
+
+def test_extract_memories_without_a_worker_says_what_waits(service, new_user, client_db):
+    user = new_user(auth=True)
+    conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
+    client_db.call_one("add_turn", conversation_id=conversation["id"], user_content="I paint on Sundays.",
+                       assistant_content="Lovely.")
+    with pytest.raises(ExtractionPendingError) as raised:
+        service.extract_memories(conversation["id"], user_id=user.key, timeout=0)
+    assert raised.value.pending == 1 and raised.value.memories == []
+    assert isinstance(raised.value, TimeoutError)
+    stranger = new_user(auth=True)
+    with pytest.raises(NotFoundError):
+        service.extract_memories(conversation["id"], user_id=stranger.key, timeout=0)
+    with pytest.raises(NotFoundError):
+        service.extract_memories(uuid4(), timeout=0)
 
 
 # -- selection and the prompt block ---------------------------------------------------------------

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import threading
 
 from server_helpers import Person, Served
 
+from jobs.handlers import make_llm
+from jobs.transport import PsycopgTransport
+from jobs.worker import Worker
 from supamem.memories import MEMORY_COLUMNS
 
 
@@ -158,7 +162,7 @@ def test_a_memory_type_the_team_added_is_taken(served: Served) -> None:
         served.postgres_conn.execute("delete from memory.memory_types where type = 'habit'")
 
 
-def test_extract_queues_the_conversations_turns(served: Served) -> None:
+def test_extract_queues_the_turns_and_waits_for_their_memories(served: Served, database_url: str) -> None:
     dana = served.person()
     profile = _main_profile(dana)
     conversation = dana.http.post("/api/conversations", json={"mode": "profile", "profile_id": profile}).json()["id"]
@@ -167,10 +171,30 @@ def test_extract_queues_the_conversations_turns(served: Served) -> None:
     served.postgres_conn.execute(
         "select memory.add_turn(%s, 'I live in Porto', 'Nice.', p_author_id => %s)", [conversation, dana.id])
     assert dana.http.put(f"/api/conversations/{conversation}", json={"remember": True}).json()["remember"] is True
-    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 1}
-    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {"queued": 0}
+    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json() == {
+        "queued": 1, "pending": 1, "memories": []}
+    assert dana.http.post("/api/memories/extract", json={"conversation_id": conversation}).json()["queued"] == 0
     stranger = served.person()
     assert stranger.http.post("/api/memories/extract", json={"conversation_id": conversation}).status_code == 404
+    too_long = {"conversation_id": conversation, "wait_seconds": 31}
+    assert dana.http.post("/api/memories/extract", json=too_long).status_code == 422
+
+    # Waiting for the worker, the answer holds the memories the turn gave, and nothing waits.
+    transport = PsycopgTransport.from_url(database_url, max_size=2)
+    worker = Worker(transport, make_llm({"SUPAMEM_LLM_PROVIDER": "offline"}), kinds=["extract"], concurrency=1,
+                    lease=60, user_ids=[dana.id])
+    thread = threading.Thread(target=worker.run, kwargs={"once": False})
+    thread.start()
+    try:
+        done = dana.http.post("/api/memories/extract", json={"conversation_id": conversation, "wait_seconds": 30},
+                              timeout=60).json()
+    finally:
+        worker.request_stop()
+        thread.join()
+        transport.close()
+    assert done["queued"] == 0 and done["pending"] == 0
+    assert done["memories"] and {m["source_conversation_id"] for m in done["memories"]} == {conversation}
+    assert any("Porto" in m["content"] for m in done["memories"])
 
 
 def test_an_export_imports_back_once(served: Served) -> None:
