@@ -266,44 +266,61 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
 
 
 
+def _reads_only_what_it_takes(conn: psycopg.Connection, call: str, table: str, taken: int) -> None:
+    """Past plpgsql's fifth call, the pass takes `taken` notes and its statements over `table`
+    (choosing the batch, deleting it) read no note by a sequential scan and at most those, twice.
+    Each call is rolled back, so each finds the same notes."""
+    for _ in range(CALLS):
+        conn.execute("savepoint pass")
+        before = conn.execute(f"select count(*) as n from memory_private.{table}").fetchone()["n"]
+        plans = nested_plans(conn, call, [], f"memory_private.{table}")
+        assert before - conn.execute(f"select count(*) as n from memory_private.{table}").fetchone()["n"] == taken
+        conn.execute("rollback to savepoint pass")
+        scans = [n for plan in plans for n in scans_of(plan, table) if n["Node Type"].endswith("Scan")]
+        assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plans)
+        assert sum(rows_read(scan) for scan in scans) <= 2 * taken, json.dumps(plans)
+
+
 def test_a_summary_pass_reads_the_notes_it_takes(admin_url: str) -> None:
     """With 3,000 summary notes waiting, a pass of 10 reads the 10 it takes, in key order, and
-    deletes those: it never reads every note (it sorted them all by time, and matched by key it
-    joined them all)."""
+    deletes those; a claim's pass for one user reads that user's notes: it never reads every note
+    (it sorted them all by time; matched by key it joined them all; with one condition for the
+    whole queue and for some users, a generic plan read them all to find the users')."""
     with psycopg.connect(admin_url, row_factory=dict_row) as conn:
         try:
+            user = conn.execute("insert into memory.users (external_id) values ('summary-pass') returning id").fetchone()["id"]
+            conversations = [conn.execute("select (memory.create_conversation(%s)).id", [user]).fetchone()["id"]
+                             for _ in range(3)]
             conn.execute("insert into memory_private.pending_summaries (conversation_id, to_turn, turns)"
                          " select gen_random_uuid(), 4, 4 from generate_series(1, 3000)")
+            conn.execute("insert into memory_private.pending_summaries (conversation_id, to_turn, turns)"
+                         " select c, 4, 4 from unnest(%s::uuid[]) as c", [conversations])
             # Statistics of a table never analyzed, as on a new database (rolled back).
             conn.execute("update pg_catalog.pg_class set reltuples = -1, relpages = 0"
                          " where oid = 'memory_private.pending_summaries'::regclass")
             explain_nested(conn)
-            for _ in range(CALLS):
-                (plan,) = nested_plans(conn, "select memory_private.queue_pending_summaries(10)", [],
-                                       "delete from memory_private.pending_summaries")
-                scans = [n for n in scans_of(plan, "pending_summaries") if n["Node Type"].endswith("Scan")]
-                assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plan)
-                # The ten taken, then the same ten by their addresses.
-                assert sum(rows_read(scan) for scan in scans) <= 20, json.dumps(plan)
+            _reads_only_what_it_takes(conn, "select memory_private.queue_pending_summaries(10)", "pending_summaries", 10)
+            _reads_only_what_it_takes(conn, f"select memory_private.queue_pending_summaries(1000, array['{user}'::uuid])",
+                                      "pending_summaries", 3)
         finally:
             conn.rollback()
 
 
 def test_an_extraction_pass_reads_the_notes_it_takes(admin_url: str) -> None:
     """The same for the questions noted for extraction: with 3,000 waiting, a pass of 10 reads the
-    10 it takes and deletes those."""
+    10 it takes and deletes those, and a claim's pass for one user reads that user's notes."""
     with psycopg.connect(admin_url, row_factory=dict_row) as conn:
         try:
-            conn.execute("insert into memory_private.pending_extractions (message_id)"
-                         " select -i from generate_series(1, 3000) as i")
+            user = conn.execute("select gen_random_uuid() as id").fetchone()["id"]
+            conn.execute("insert into memory_private.pending_extractions (user_id, message_id)"
+                         " select gen_random_uuid(), -i from generate_series(1, 3000) as i")
+            conn.execute("insert into memory_private.pending_extractions (user_id, message_id)"
+                         " select %s, -i from generate_series(3001, 3003) as i", [user])
             conn.execute("update pg_catalog.pg_class set reltuples = -1, relpages = 0"
                          " where oid = 'memory_private.pending_extractions'::regclass")
             explain_nested(conn)
-            for _ in range(CALLS):
-                (plan,) = nested_plans(conn, "select memory_private.queue_pending_extractions(10)", [],
-                                       "delete from memory_private.pending_extractions")
-                scans = [n for n in scans_of(plan, "pending_extractions") if n["Node Type"].endswith("Scan")]
-                assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plan)
-                assert sum(rows_read(scan) for scan in scans) <= 20, json.dumps(plan)
+            _reads_only_what_it_takes(conn, "select memory_private.queue_pending_extractions(10)", "pending_extractions", 10)
+            _reads_only_what_it_takes(conn, f"select memory_private.queue_pending_extractions(1000, array['{user}'::uuid])",
+                                      "pending_extractions", 3)
         finally:
             conn.rollback()

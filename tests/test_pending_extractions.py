@@ -5,6 +5,7 @@ paused so each test decides when notes become jobs:
 
 - A pass skips the notes another transaction holds instead of waiting for them, and a later pass
   queues them: nothing is lost and nothing is queued twice.
+- A claim for some users' work converts their notes, whatever backlog of others' waits.
 - A user erased while a pass runs does not fail it: the erased user's note goes, the other
   user's job is queued.
 - Whatever the order of turns, pauses and passes, a question gets exactly one extract job when the
@@ -77,6 +78,28 @@ def test_a_pass_skips_held_notes_and_a_later_pass_queues_them(notes_kit: JobKit,
     assert sorted(_extract_sources(notes_kit, user)) == questions
 
 
+def test_a_claim_for_some_users_converts_their_notes_behind_a_backlog(notes_kit: JobKit) -> None:
+    """A worker that serves some users (a tenant's, the demo's) finds their extractions however many
+    other users' notes wait before theirs (it took the first 1,000 notes of anyone, so behind a
+    backlog it found none of its users' until the minutely pass reached them), and leaves the
+    others' notes to the passes that serve everyone."""
+    user, profile = notes_kit.user()
+    conversation = notes_kit.conversation(user, profile, [])
+    notes_kit.conn.execute("select memory.add_turn(%s, 'I keep bees', 'Busy bees.')", [conversation])
+    (question,) = _questions(notes_kit, conversation)
+    # Another user's notes, older and first in every order (their messages are gone: a pass that
+    # took them would just drop them).
+    notes_kit.conn.execute(
+        "insert into memory_private.pending_extractions (user_id, message_id, noted_at)"
+        " select '00000000-0000-4000-8000-000000000000', -i, now() - interval '1 hour' from generate_series(1, 1500) as i")
+    try:
+        claimed = notes_kit.rows("select * from memory.claim_jobs(array['extract'], 'backlog', 5, null, %s)", [[user]])
+        assert [int(c["payload"]["source_message_id"]) for c in claimed] == [question]
+        assert notes_kit.value("select count(*) from memory_private.pending_extractions where message_id < 0") == 1500
+    finally:
+        notes_kit.conn.execute("delete from memory_private.pending_extractions where message_id < 0")
+
+
 STEPS = st.lists(st.sampled_from(["turn", "pause", "resume", "queue"]), min_size=1, max_size=12)
 
 
@@ -118,8 +141,8 @@ def test_the_minutely_pass_drains_a_backlog_larger_than_a_batch(notes_kit: JobKi
     # around the one real note: 2,500 notes, three batches.
     gone = notes_kit.value("select max(id) + 1000000 from memory.messages")
     notes_kit.conn.execute(
-        "insert into memory_private.pending_extractions (message_id) select %s + i from generate_series(0, 2498) as i",
-        [gone])
+        "insert into memory_private.pending_extractions (user_id, message_id)"
+        " select %s, %s + i from generate_series(0, 2498) as i", [user, gone])
     notes_kit.conn.execute("call memory_private.run_note_queue('extract')")
     assert _noted(notes_kit, [question, *range(gone, gone + 2499)]) == []
     assert _extract_sources(notes_kit, user) == [question]

@@ -22,6 +22,7 @@ declare
     v_join boolean;
     v_interval integer;
     v_question bigint;
+    v_author uuid;
 begin
     -- memory.import_messages numbers, locks and trims its batch itself. The setting is unset (null)
     -- on a connection that never imported: coalesced, so only an import's rows ask importing().
@@ -89,9 +90,11 @@ begin
     if new.role = 'assistant' then
         select m.id into v_question from memory.messages as m
         where m.conversation_id = new.conversation_id and m.turn_number = v_next and m.role = 'user';
-        if v_question is not null and memory_private.extraction_author(v_question) is not null then
+        v_author := memory_private.extraction_author(v_question);
+        if v_author is not null then
             -- A regenerated answer (the first deleted, a second added) finds its question noted already.
-            insert into memory_private.pending_extractions (message_id) values (v_question) on conflict do nothing;
+            insert into memory_private.pending_extractions (user_id, message_id) values (v_author, v_question)
+            on conflict do nothing;
         end if;
         v_interval := (memory_private.setting('summary_interval'))::integer;
         if v_next % v_interval = 0 and memory_private.setting('job_kinds') ? 'summarize_conversation' then

@@ -90,7 +90,7 @@ begin
     end if;
     v_batch := p_limit + 8;
     if 'extract' = any(p_kinds) then
-        perform memory_private.queue_pending_extractions();
+        perform memory_private.queue_pending_extractions(1000, p_user_ids);
     end if;
     if 'summarize_conversation' = any(p_kinds) then
         perform memory_private.queue_pending_summaries(1000, p_user_ids);

@@ -5,8 +5,11 @@
 -- note waits for a worker that never asks for extractions. Private: only the kit's functions
 -- touch it.
 create table memory_private.pending_extractions (
-    message_id bigint primary key,
-    noted_at timestamptz not null default now()
+    message_id bigint not null,
+    noted_at timestamptz not null default now(),
+    -- The question's author when noted: a claim for some users' work takes their notes by key.
+    user_id uuid not null,
+    primary key (user_id, message_id)
 );
 
 comment on table memory_private.pending_extractions is

@@ -61,10 +61,12 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
+declare
+    v_author uuid := (select coalesce(m.author_id, m.user_id) from memory.messages as m where m.id = p_message_id);
 begin
-    if (select auth.uid()) is not null and (select auth.uid()) is distinct from (
-        select coalesce(m.author_id, m.user_id) from memory.messages as m where m.id = p_message_id
-    ) or exists (select 1 from memory_private.pending_extractions as p where p.message_id = p_message_id) then
+    if (select auth.uid()) is not null and (select auth.uid()) is distinct from v_author or exists (
+        select 1 from memory_private.pending_extractions as p where p.user_id = v_author and p.message_id = p_message_id
+    ) then
         return null;
     end if;
     return memory_private.queue_extraction(p_message_id);

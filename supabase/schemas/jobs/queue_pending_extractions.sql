@@ -6,9 +6,11 @@
 -- without extracting it: then memory_private.queue_extraction queues it again, as for a request.
 -- An author erased while the batch ran fails their job's foreign key: the batch is taken again,
 -- without the erased author's notes. With extract left out of the job_kinds setting the notes
--- wait, as the embed notes do, so the turns of a pause are extracted once it ends. Returns how many
--- notes it took.
-create function memory_private.queue_pending_extractions(p_limit integer default 1000)
+-- wait, as the embed notes do, so the turns of a pause are extracted once it ends. p_user_ids keeps
+-- a claim to its users' notes, read by key: taking the oldest notes of anyone, a worker that serves
+-- some users found none of theirs behind a backlog of others' until the minutely pass reached
+-- them. Returns how many notes it took.
+create function memory_private.queue_pending_extractions(p_limit integer default 1000, p_user_ids uuid[] default null)
 returns integer
 language plpgsql
 security definer
@@ -19,21 +21,35 @@ declare
     v_attempts integer := (memory_private.setting('job_max_attempts'))::integer;
     v_taken integer;
     v_held bigint[];
+    v_notes tid[];
 begin
     if not v_queueing then
         return 0;
     end if;
     for attempt in 1..2 loop
         begin
-            with taken as (
-                -- By the rows' addresses: matched by key, a plan could read every note to join them.
-                delete from memory_private.pending_extractions as p
-                where p.ctid = any(array(
+            -- The batch by the rows' addresses (matched by key, a plan could read every note to
+            -- join them), chosen in two statements: one condition for both (`p_user_ids is null or
+            -- ...`) had a generic plan read every note to find a few users'.
+            if p_user_ids is null then
+                v_notes := array(
                     select n.ctid from memory_private.pending_extractions as n
-                    order by n.message_id
+                    order by n.user_id, n.message_id
                     limit p_limit
                     for update skip locked
-                ))
+                );
+            else
+                v_notes := array(
+                    select n.ctid from memory_private.pending_extractions as n
+                    where n.user_id = any(p_user_ids)
+                    order by n.user_id, n.message_id
+                    limit p_limit
+                    for update skip locked
+                );
+            end if;
+            with taken as (
+                delete from memory_private.pending_extractions as p
+                where p.ctid = any(v_notes)
                 returning p.message_id
             ),
             waiting as (
@@ -69,5 +85,6 @@ begin
 end
 $$;
 
-revoke all on function memory_private.queue_pending_extractions(integer) from public, anon, authenticated, service_role;
-grant execute on function memory_private.queue_pending_extractions(integer) to service_role;
+revoke all on function memory_private.queue_pending_extractions(integer, uuid[])
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.queue_pending_extractions(integer, uuid[]) to service_role;

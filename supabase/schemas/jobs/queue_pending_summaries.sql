@@ -15,24 +15,37 @@ set search_path = ''
 as $$
 declare
     v_taken integer;
+    v_notes tid[];
 begin
     if not memory_private.setting('job_kinds') ? 'summarize_conversation' then
         return 0;
     end if;
     for attempt in 1..2 loop
         begin
-            with taken as (
-                -- By the rows' addresses: matched by key, a plan could read every note to join them.
-                delete from memory_private.pending_summaries as p
-                where p.ctid = any(array(
+            -- The batch by the rows' addresses (matched by key, a plan could read every note to
+            -- join them), chosen in two statements: one condition for both (`p_user_ids is null or
+            -- ...`) had a generic plan read every note to find a few users'.
+            if p_user_ids is null then
+                v_notes := array(
                     select n.ctid from memory_private.pending_summaries as n
-                    where p_user_ids is null or n.conversation_id in (
+                    order by n.conversation_id, n.to_turn
+                    limit p_limit
+                    for update skip locked
+                );
+            else
+                v_notes := array(
+                    select n.ctid from memory_private.pending_summaries as n
+                    where n.conversation_id in (
                         select c.id from memory.conversations as c where c.user_id = any(p_user_ids)
                     )
                     order by n.conversation_id, n.to_turn
                     limit p_limit
                     for update skip locked
-                ))
+                );
+            end if;
+            with taken as (
+                delete from memory_private.pending_summaries as p
+                where p.ctid = any(v_notes)
                 returning p.conversation_id, p.to_turn, p.turns, p.noted_at
             ),
             queued as (

@@ -1,0 +1,457 @@
+-- Extraction notes name their question's author, and a claim for some users' work converts their
+-- notes by key (both kinds), not the oldest notes of anyone or every note read to find theirs;
+-- memory.extraction_pending runs as its caller, its body as the owner in memory_private.
+drop function if exists memory_private.queue_pending_extractions(p_limit integer);
+
+-- Each note waiting now gets its question's author; a note whose message is gone would have gone
+-- in the next pass anyway.
+alter table memory_private.pending_extractions add column user_id uuid;
+
+update memory_private.pending_extractions as p set user_id = coalesce(m.author_id, m.user_id)
+from memory.messages as m
+where m.id = p.message_id;
+
+delete from memory_private.pending_extractions where user_id is null;
+
+alter table memory_private.pending_extractions alter column user_id set not null;
+
+alter table memory_private.pending_extractions drop constraint "pending_extractions_pkey";
+
+drop index if exists memory_private.pending_extractions_pkey;
+
+create unique index pending_extractions_pkey on memory_private.pending_extractions using btree (user_id, message_id);
+
+alter table memory_private.pending_extractions add constraint pending_extractions_pkey primary key using index pending_extractions_pkey;
+
+set check_function_bodies = off;
+
+create or replace function memory_private.extraction_pending(p_conversation_id uuid)
+returns integer
+language plpgsql
+stable security definer
+set search_path to ''
+as $function$
+begin
+    if not memory_private.reads_conversation(p_conversation_id) then
+        return 0;
+    end if;
+    -- The conversation's questions through its (conversation, turn) index.
+    return (
+        select count(*)::integer
+        from memory.messages as m
+        where m.conversation_id = p_conversation_id and m.role = 'user'
+            and (m.expires_at is null or m.expires_at > now())
+            and (
+                exists (
+                    select 1 from memory_private.pending_extractions as p
+                    where p.user_id = coalesce(m.author_id, m.user_id) and p.message_id = m.id
+                )
+                or exists (
+                    select 1 from memory_private.jobs as j
+                    where j.kind = 'extract' and j.dedup_key = 'message:' || m.id and j.status in ('queued', 'running')
+                )
+            )
+    );
+end
+$function$;
+
+create or replace function memory_private.queue_pending_extractions(
+    p_limit integer default 1000, p_user_ids uuid[] default null::uuid[]
+)
+returns integer
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_queueing boolean := memory_private.setting('job_kinds') ? 'extract';
+    v_attempts integer := (memory_private.setting('job_max_attempts'))::integer;
+    v_taken integer;
+    v_held bigint[];
+    v_notes tid[];
+begin
+    if not v_queueing then
+        return 0;
+    end if;
+    for attempt in 1..2 loop
+        begin
+            -- The batch by the rows' addresses (matched by key, a plan could read every note to
+            -- join them), chosen in two statements: one condition for both (`p_user_ids is null or
+            -- ...`) had a generic plan read every note to find a few users'.
+            if p_user_ids is null then
+                v_notes := array(
+                    select n.ctid from memory_private.pending_extractions as n
+                    order by n.user_id, n.message_id
+                    limit p_limit
+                    for update skip locked
+                );
+            else
+                v_notes := array(
+                    select n.ctid from memory_private.pending_extractions as n
+                    where n.user_id = any(p_user_ids)
+                    order by n.user_id, n.message_id
+                    limit p_limit
+                    for update skip locked
+                );
+            end if;
+            with taken as (
+                delete from memory_private.pending_extractions as p
+                where p.ctid = any(v_notes)
+                returning p.message_id
+            ),
+            waiting as (
+                select m.id, m.conversation_id, coalesce(m.author_id, m.user_id) as author
+                from taken as t
+                join memory.messages as m on m.id = t.message_id
+                where not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
+            ),
+            queued as (
+                insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts)
+                select
+                    'extract', jsonb_build_object('source_message_id', w.id, 'conversation_id', w.conversation_id),
+                    'message:' || w.id, w.author, v_attempts
+                from waiting as w
+                order by w.id
+                on conflict (kind, dedup_key) where dedup_key is not null do nothing
+                returning j.dedup_key
+            )
+            select
+                (select count(*) from taken)::integer,
+                array(
+                    select w.id from waiting as w where 'message:' || w.id not in (select q.dedup_key from queued as q)
+                )
+            into v_taken, v_held;
+            perform memory_private.queue_extraction(h.id) from unnest(v_held) as h (id);
+            return v_taken;
+        exception when foreign_key_violation then
+            if attempt = 2 then
+                raise;
+            end if;
+        end;
+    end loop;
+end
+$function$;
+
+create or replace function memory.claim_jobs(
+    p_kinds text[],
+    p_worker text,
+    p_limit integer default 1,
+    p_lease interval default null::interval,
+    p_user_ids uuid[] default null::uuid[]
+)
+returns table (
+    id bigint, kind text, payload jsonb, user_id uuid, attempts integer, leased_until timestamp with time zone
+)
+language plpgsql
+set search_path to ''
+set plan_cache_mode to 'force_generic_plan'
+as $function$
+declare
+    v_users uuid[];
+    -- Round one's users: those who had a job, in order, and those who had none due.
+    v_served uuid[] := '{}';
+    v_idle uuid[] := '{}';
+    v_batch integer;
+    v_lease interval := coalesce(p_lease, (memory_private.setting('job_lease') #>> '{}')::interval);
+    v_more boolean := false;
+    v_anyone boolean := p_user_ids is null;
+    v_claimed bigint[] := '{}';
+    v_id bigint;
+    v_progress boolean := false;
+    v_round integer := 1;
+begin
+    if p_worker is null or p_worker !~ '[^[:space:]]' or p_limit is null or p_limit < 1 or p_limit > 100
+        or not v_lease between interval '1 microsecond' and interval '1 day' then
+        raise exception using errcode = '22023',
+            message = 'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required';
+    end if;
+    v_batch := p_limit + 8;
+    if 'extract' = any(p_kinds) then
+        perform memory_private.queue_pending_extractions(1000, p_user_ids);
+    end if;
+    if 'summarize_conversation' = any(p_kinds) then
+        perform memory_private.queue_pending_summaries(1000, p_user_ids);
+    end if;
+    -- Rounds: one job per user with due work (and one without a user) per round, until the limit
+    -- or no more. Round one reads the users least recently served first, then by their oldest due
+    -- job, a batch at a time: the next batch (four times larger) only when the users read fell
+    -- short of the limit and more are waiting. Later rounds go through the users round one served.
+    loop
+        if v_round = 1 then
+            select o.users, o.more into v_users, v_more
+            from memory_private.claim_order(p_kinds, v_batch, p_user_ids) as o;
+        else
+            v_users := v_served;
+        end if;
+        for i in 1..cardinality(v_users) + 1 loop
+            exit when cardinality(v_claimed) >= p_limit;
+            if i <= cardinality(v_users) then
+                -- A batch read again holds the users read before it.
+                continue when v_round = 1 and (v_users[i] = any(v_served) or v_users[i] = any(v_idle));
+                select j.id into v_id from memory_private.jobs as j
+                where j.status = 'queued' and j.user_id = v_users[i] and j.run_after <= now()
+                    and j.kind = any(p_kinds) and j.id <> all(v_claimed)
+                order by j.run_after, j.id
+                limit 1
+                for update skip locked;
+                if v_round = 1 and v_id is null then
+                    v_idle := v_idle || v_users[i];
+                elsif v_round = 1 then
+                    v_served := v_served || v_users[i];
+                end if;
+            elsif v_anyone and not v_more then
+                select j.id into v_id from memory_private.jobs as j
+                where j.status = 'queued' and j.user_id is null and j.run_after <= now()
+                    and j.kind = any(p_kinds) and j.id <> all(v_claimed)
+                order by j.run_after, j.id
+                limit 1
+                for update skip locked;
+            else
+                v_id := null;
+            end if;
+            if v_id is not null then
+                v_claimed := v_claimed || v_id;
+                v_progress := true;
+            end if;
+        end loop;
+        exit when cardinality(v_claimed) >= p_limit;
+        if v_more then
+            v_batch := v_batch * 4;
+        else
+            exit when not v_progress;
+            v_round := v_round + 1;
+            v_progress := false;
+        end if;
+    end loop;
+    -- A user read as waiting with nothing due has a row behind their jobs: work it out again.
+    if cardinality(v_idle) > 0 then
+        perform memory_private.refresh_job_waiters(v_idle);
+    end if;
+    return query
+    update memory_private.jobs as j
+    set status = 'running', attempts = j.attempts + 1, worker = p_worker, started_at = now(),
+        leased_until = now() + v_lease
+    where j.id = any(v_claimed)
+    returning j.id, j.kind, j.payload, j.user_id, j.attempts, j.leased_until;
+end
+$function$;
+
+create or replace function memory.extraction_pending(p_conversation_id uuid)
+returns integer
+language plpgsql
+stable
+set search_path to ''
+as $function$
+begin
+    return memory_private.extraction_pending(p_conversation_id);
+end
+$function$;
+
+create or replace function memory_private.assign_turn()
+returns trigger
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_conversation memory.conversations;
+    v_next integer;
+    v_join boolean;
+    v_interval integer;
+    v_question bigint;
+    v_author uuid;
+begin
+    -- memory.import_messages numbers, locks and trims its batch itself. The setting is unset (null)
+    -- on a connection that never imported: coalesced, so only an import's rows ask importing().
+    if coalesce(current_setting('memory.importing', true), '') = 'on' and memory_private.importing() then
+        return new;
+    end if;
+    select c.* into v_conversation from memory.conversations as c where c.id = new.conversation_id for update;
+    if not found or v_conversation.expires_at <= now() then
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', new.conversation_id);
+    end if;
+    if (select auth.uid()) is not null and v_conversation.user_id <> (select auth.uid()) and not exists (
+        select 1 from memory.participants as p
+        where p.conversation_id = new.conversation_id and p.user_id = (select auth.uid())
+    ) then
+        -- A caller who cannot read the conversation learns nothing, not even that it exists.
+        if v_conversation.tenant_id = any(memory_private.administered_tenants()) then
+            raise exception using errcode = '42501', message = 'only the owner and participants write to a conversation';
+        end if;
+        raise exception using errcode = 'P0002', message = 'conversation not found',
+            detail = format('conversation %s', new.conversation_id);
+    end if;
+    if v_conversation.archived then
+        raise exception using errcode = '55000', message = 'conversation is archived',
+            hint = 'Unarchive it before adding messages.';
+    end if;
+    -- An answer joins the open turn; a user message, or an answer with no open turn, opens one.
+    v_join := new.role = 'assistant' and v_conversation.last_turn > 0 and not exists (
+        select 1 from memory.messages as m
+        where m.conversation_id = new.conversation_id
+            and m.turn_number = v_conversation.last_turn
+            and m.role = 'assistant'
+    );
+    v_next := case when v_join then v_conversation.last_turn else v_conversation.last_turn + 1 end;
+    if new.turn_number < 1 then
+        raise exception using errcode = '23514', message = format('turn number %s must be positive', new.turn_number);
+    end if;
+    if new.turn_number is not null and new.turn_number <> v_next then
+        if new.turn_number <= v_conversation.last_turn then
+            raise exception using errcode = '23505', message = format('turn %s already exists', new.turn_number),
+                detail = format('the next turn number for this %s message is %s', new.role, v_next);
+        end if;
+        raise exception using errcode = '23514', message = format('turn %s would leave a gap', new.turn_number),
+            detail = format('the next turn number for this %s message is %s', new.role, v_next);
+    end if;
+    new.turn_number := v_next;
+    new.user_id := v_conversation.user_id;
+    new.tenant_id := v_conversation.tenant_id;
+    new.created_at := now();
+    new.expires_at := now() + v_conversation.ttl;
+    -- The message waits for its vector; the minutely scan queues its user's embed job.
+    insert into memory_private.pending_embeddings (user_id, message_id) values (new.user_id, new.id);
+    -- Only a new turn moves the conversation (an answer joining its turn needs no second update),
+    -- and pushes exactly one turn out of the window: older ones left it on earlier turns.
+    if not v_join then
+        update memory.conversations as c
+        set last_turn = v_next, updated_at = now(), expires_at = now() + c.ttl
+        where c.id = new.conversation_id;
+        if v_conversation.window_turns is not null then
+            delete from memory.messages as m
+            where m.conversation_id = new.conversation_id
+                and m.turn_number = v_next - v_conversation.window_turns;
+        end if;
+    end if;
+    if new.role = 'assistant' then
+        select m.id into v_question from memory.messages as m
+        where m.conversation_id = new.conversation_id and m.turn_number = v_next and m.role = 'user';
+        v_author := memory_private.extraction_author(v_question);
+        if v_author is not null then
+            -- A regenerated answer (the first deleted, a second added) finds its question noted already.
+            insert into memory_private.pending_extractions (user_id, message_id) values (v_author, v_question)
+            on conflict do nothing;
+        end if;
+        v_interval := (memory_private.setting('summary_interval'))::integer;
+        if v_next % v_interval = 0 and memory_private.setting('job_kinds') ? 'summarize_conversation' then
+            insert into memory_private.pending_summaries (conversation_id, to_turn, turns)
+            values (new.conversation_id, v_next, v_interval)
+            on conflict do nothing;
+        end if;
+        if v_next = 1 and v_conversation.title is null then
+            perform memory_private.enqueue(
+                'title', jsonb_build_object('conversation_id', new.conversation_id),
+                'title:' || new.conversation_id, new.user_id
+            );
+        end if;
+    end if;
+    return new;
+end
+$function$;
+
+create or replace function memory_private.enqueue_extraction(p_message_id bigint)
+returns bigint
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_author uuid := (select coalesce(m.author_id, m.user_id) from memory.messages as m where m.id = p_message_id);
+begin
+    if (select auth.uid()) is not null and (select auth.uid()) is distinct from v_author or exists (
+        select 1 from memory_private.pending_extractions as p where p.user_id = v_author and p.message_id = p_message_id
+    ) then
+        return null;
+    end if;
+    return memory_private.queue_extraction(p_message_id);
+end
+$function$;
+
+create or replace function memory_private.queue_pending_summaries(
+    p_limit integer default 1000, p_user_ids uuid[] default null::uuid[]
+)
+returns integer
+language plpgsql
+security definer
+set search_path to ''
+as $function$
+declare
+    v_taken integer;
+    v_notes tid[];
+begin
+    if not memory_private.setting('job_kinds') ? 'summarize_conversation' then
+        return 0;
+    end if;
+    for attempt in 1..2 loop
+        begin
+            -- The batch by the rows' addresses (matched by key, a plan could read every note to
+            -- join them), chosen in two statements: one condition for both (`p_user_ids is null or
+            -- ...`) had a generic plan read every note to find a few users'.
+            if p_user_ids is null then
+                v_notes := array(
+                    select n.ctid from memory_private.pending_summaries as n
+                    order by n.conversation_id, n.to_turn
+                    limit p_limit
+                    for update skip locked
+                );
+            else
+                v_notes := array(
+                    select n.ctid from memory_private.pending_summaries as n
+                    where n.conversation_id in (
+                        select c.id from memory.conversations as c where c.user_id = any(p_user_ids)
+                    )
+                    order by n.conversation_id, n.to_turn
+                    limit p_limit
+                    for update skip locked
+                );
+            end if;
+            with taken as (
+                delete from memory_private.pending_summaries as p
+                where p.ctid = any(v_notes)
+                returning p.conversation_id, p.to_turn, p.turns, p.noted_at
+            ),
+            queued as (
+                insert into memory_private.jobs as j (
+                    kind, payload, dedup_key, user_id, run_after, created_at, max_attempts
+                )
+                select
+                    'summarize_conversation',
+                    jsonb_build_object(
+                        'conversation_id', t.conversation_id, 'from_turn', t.to_turn - t.turns + 1, 'to_turn', t.to_turn
+                    ),
+                    'conversation:' || t.conversation_id || ':' || t.to_turn, c.user_id, t.noted_at, t.noted_at,
+                    (memory_private.setting('job_max_attempts'))::integer
+                from taken as t
+                join memory.conversations as c on c.id = t.conversation_id
+                order by c.user_id, t.conversation_id, t.to_turn
+                on conflict (kind, dedup_key) where dedup_key is not null do nothing
+            )
+            select count(*)::integer into v_taken from taken;
+            return v_taken;
+        exception when foreign_key_violation then
+            if attempt = 2 then
+                raise;
+            end if;
+        end;
+    end loop;
+end
+$function$;
+
+
+revoke all on function memory.claim_jobs(text[], text, integer, interval, uuid[])
+from public, anon, authenticated, service_role;
+grant execute on function memory.claim_jobs(text[], text, integer, interval, uuid[]) to service_role;
+revoke all on function memory.extraction_pending(uuid) from public, anon, authenticated, service_role;
+grant execute on function memory.extraction_pending(uuid) to authenticated, service_role;
+revoke all on function memory_private.assign_turn() from public, anon, authenticated, service_role;
+revoke all on function memory_private.enqueue_extraction(bigint) from public, anon, authenticated, service_role;
+grant execute on function memory_private.enqueue_extraction(bigint) to authenticated, service_role;
+revoke all on function memory_private.extraction_pending(uuid) from public, anon, authenticated, service_role;
+grant execute on function memory_private.extraction_pending(uuid) to authenticated, service_role;
+revoke all on function memory_private.queue_pending_extractions(integer, uuid[])
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.queue_pending_extractions(integer, uuid[]) to service_role;
+revoke all on function memory_private.queue_pending_summaries(integer, uuid[])
+from public, anon, authenticated, service_role;
+grant execute on function memory_private.queue_pending_summaries(integer, uuid[]) to service_role;
