@@ -11,7 +11,8 @@ update memory_private.pending_extractions as p set user_id = coalesce(m.author_i
 from memory.messages as m
 where m.id = p.message_id;
 
-delete from memory_private.pending_extractions where user_id is null;
+delete from memory_private.pending_extractions
+where user_id is null;
 
 alter table memory_private.pending_extractions alter column user_id set not null;
 
@@ -21,7 +22,8 @@ drop index if exists memory_private.pending_extractions_pkey;
 
 create unique index pending_extractions_pkey on memory_private.pending_extractions using btree (user_id, message_id);
 
-alter table memory_private.pending_extractions add constraint pending_extractions_pkey primary key using index pending_extractions_pkey;
+alter table memory_private.pending_extractions
+add constraint pending_extractions_pkey primary key using index pending_extractions_pkey;
 
 set check_function_bodies = off;
 
