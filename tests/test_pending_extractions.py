@@ -5,7 +5,8 @@ paused so each test decides when notes become jobs:
 
 - A pass skips the notes another transaction holds instead of waiting for them, and a later pass
   queues them: nothing is lost and nothing is queued twice.
-- A claim for some users' work converts their notes, whatever backlog of others' waits.
+- A claim for some users' work converts their notes, whatever backlog of others' waits, and waits
+  for those another pass holds, so it finds the jobs that pass made.
 - A user erased while a pass runs does not fail it: the erased user's note goes, the other
   user's job is queued.
 - Whatever the order of turns, pauses and passes, a question gets exactly one extract job when the
@@ -98,6 +99,28 @@ def test_a_claim_for_some_users_converts_their_notes_behind_a_backlog(notes_kit:
         assert notes_kit.value("select count(*) from memory_private.pending_extractions where message_id < 0") == 1500
     finally:
         notes_kit.conn.execute("delete from memory_private.pending_extractions where message_id < 0")
+
+
+def test_a_claim_for_some_users_waits_for_their_notes_a_pass_holds(notes_kit: JobKit, database_url: str) -> None:
+    """The passes that serve everyone skip held notes, but a claim for some users waits for theirs:
+    another pass holds them only while it makes their jobs, and skipped, a `--once` worker (the
+    demo's) found neither notes nor jobs and stopped with its users' extractions undone."""
+    user, profile = notes_kit.user()
+    conversation = notes_kit.conversation(user, profile, [])
+    (question,) = [notes_kit.value("select user_message_id from memory.add_turn(%s, 'I keep bees', 'Sweet.')",
+                                   [conversation])]
+    with psycopg.connect(database_url) as holder, psycopg.connect(database_url, autocommit=True) as claimer:
+        holder.execute("select 1 from memory_private.pending_extractions where message_id = %s for update", [question])
+        claimer_pid = claimer.info.backend_pid
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            claimed = pool.submit(lambda: claimer.execute(
+                "select payload ->> 'source_message_id' from memory.claim_jobs(array['extract'], 'held', 5, null, %s)",
+                [[user]]).fetchall())
+            wait_for(lambda: waiting_on(notes_kit.conn, claimer_pid, "Lock"), what="the claim to wait for the note")
+            # The holder is a pass: it makes the note's job, then commits.
+            assert holder.execute(QUEUE).fetchone() == (1,)
+            holder.commit()
+            assert claimed.result(timeout=30) == [(str(question),)]
 
 
 STEPS = st.lists(st.sampled_from(["turn", "pause", "resume", "queue"]), min_size=1, max_size=12)

@@ -5,7 +5,8 @@ claims summaries, when pg_cron's minutely pass runs, or when
 paused so each test decides when notes become jobs:
 
 - A pass skips the notes another transaction holds instead of waiting for them, and a later pass
-  queues them: nothing is lost and nothing is queued twice.
+  queues them: nothing is lost and nothing is queued twice. A claim for some users waits for
+  theirs instead, and finds the jobs the holder made.
 - A user erased while a pass runs does not fail it: the erased user's note goes, the other
   user's job is queued.
 - The minutely pass drains a backlog larger than one batch.
@@ -62,13 +63,33 @@ def test_a_pass_skips_held_notes_and_a_later_pass_queues_them(summaries_kit: Job
         holder.execute("select 1 from memory_private.pending_summaries where conversation_id = %s for update", [first])
         # A pass that waited for the held note would fail here instead of returning.
         passer.execute("set lock_timeout = '2s'")
-        passer.execute("select memory_private.queue_pending_summaries(null, %s)", [[user]])
+        passer.execute("select memory_private.queue_pending_summaries(null)")
         assert _noted(summaries_kit, [first, second]) == [first]
         assert _summarised(summaries_kit, [first, second]) == [str(second)]
         holder.rollback()
-        passer.execute("select memory_private.queue_pending_summaries(null, %s)", [[user]])
+        passer.execute("select memory_private.queue_pending_summaries(null)")
     assert _noted(summaries_kit, [first, second]) == []
     assert _summarised(summaries_kit, [first, second]) == sorted([str(first), str(second)])
+
+
+def test_a_claim_for_some_users_waits_for_their_notes_a_pass_holds(summaries_kit: JobKit, database_url: str) -> None:
+    """A claim for some users waits for their notes another pass holds, then finds the job that
+    pass made (skipped, a `--once` worker found neither)."""
+    user, profile = summaries_kit.user()
+    conversation = _conversation_with_summary(summaries_kit, user, profile)
+    with psycopg.connect(database_url) as holder, psycopg.connect(database_url, autocommit=True) as claimer:
+        holder.execute("select 1 from memory_private.pending_summaries where conversation_id = %s for update",
+                       [conversation])
+        claimer_pid = claimer.info.backend_pid
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            claimed = pool.submit(lambda: claimer.execute(
+                "select payload ->> 'conversation_id' from memory.claim_jobs(array['summarize_conversation'], 'held', 5,"
+                " null, %s)", [[user]]).fetchall())
+            wait_for(lambda: waiting_on(summaries_kit.conn, claimer_pid, "Lock"), what="the claim to wait for the note")
+            # The holder is a pass: it makes the note's job, then commits.
+            holder.execute("select memory_private.queue_pending_summaries()")
+            holder.commit()
+            assert claimed.result(timeout=30) == [(str(conversation),)]
 
 
 def test_a_user_erased_during_a_pass_does_not_fail_it(summaries_kit: JobKit, database_url: str) -> None:

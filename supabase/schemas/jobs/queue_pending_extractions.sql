@@ -44,7 +44,9 @@ begin
                     where n.user_id = any(p_user_ids)
                     order by n.user_id, n.message_id
                     limit p_limit
-                    for update skip locked
+                    -- Waited for: another pass holds them only while it makes their jobs,
+                    -- which this claim then finds (skipped, a --once worker found nothing).
+                    for update
                 );
             end if;
             with taken as (

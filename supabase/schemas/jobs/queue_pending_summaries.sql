@@ -40,7 +40,9 @@ begin
                     )
                     order by n.conversation_id, n.to_turn
                     limit p_limit
-                    for update skip locked
+                    -- Waited for: another pass holds them only while it makes their jobs,
+                    -- which this claim then finds (skipped, a --once worker found nothing).
+                    for update
                 );
             end if;
             with taken as (
