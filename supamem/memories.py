@@ -472,11 +472,20 @@ class MemoryService(Acting):
         of the conversation's questions is noted or held by an unfinished job
         (memory.extraction_pending), at most `timeout` seconds (0: do not wait). Past it,
         ExtractionPendingError says how many still wait and holds the memories given so far. A
-        conversation the caller cannot see is NotFoundError.
+        conversation that is not `user_id`'s own or one they take part in is NotFoundError.
         """
-        owner = self._owner(user_id, tenant_id) if user_id is not None else None
+        owner = self._find_owner(user_id, tenant_id) if user_id is not None else None
+        if user_id is not None and owner is None:
+            raise NotFoundError("conversation not found", sqlstate="P0002")
+        me = owner.id if owner is not None else None
         with self._transaction(owner) as tx:
-            found = tx.execute("select user_id from memory.conversations where id = %s", [conversation_id])
+            # The user's own or one they take part in (the service role would see anyone's).
+            found = tx.execute(
+                "select c.user_id from memory.conversations as c where c.id = %s and (%s::uuid is null"
+                " or c.user_id = %s or exists (select 1 from memory.participants as p"
+                " where p.conversation_id = c.id and p.user_id = %s))",
+                [conversation_id, me, me, me],
+            )
         if not found:
             raise NotFoundError("conversation not found", sqlstate="P0002")
         user = owner.id if owner is not None else found[0]["user_id"]

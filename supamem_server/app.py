@@ -46,6 +46,8 @@ class Services:
     metrics_token: str | None = None
     #: The app's metrics (`GET /metrics`).
     monitoring: monitoring.Monitoring = field(init=False)
+    #: Places for extraction requests that wait for the worker (ServerSettings.extraction_waiters).
+    extraction_waiters: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(8))
 
     def __post_init__(self) -> None:
         self.monitoring = monitoring.Monitoring(self, self.metrics_token)
@@ -75,6 +77,7 @@ def create_app(settings: ServerSettings | None = None, *, db: Database | None = 
 
     app = FastAPI(title="supamem", summary="Conversation memory for LLM chat apps, over Supabase Postgres",
                   version="0.1.0", lifespan=lifespan)
+    services.extraction_waiters = threading.Semaphore(settings.extraction_waiters)
     app.state.supamem = services
     app.add_middleware(monitoring.Measured, monitoring=services.monitoring)
     errors.install(app)

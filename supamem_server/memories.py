@@ -123,15 +123,21 @@ def clear_memories(tx: Tx, profile_id: UUID | None = None) -> Cleared:
              summary="Extract a conversation's turns not extracted yet; the memories it gave")
 def extract_memories(request: Request, verified: Claims, body: ExtractRequest) -> Extraction:
     """Queues the turns not extracted yet (committed before any wait, so the worker sees them),
-    waits up to `wait_seconds` for the worker in short transactions of its own, and returns the
-    caller's memories drawn from the conversation and how many turns still wait."""
+    waits up to `wait_seconds` for the worker in short transactions of its own (when one of
+    ServerSettings.extraction_waiters places is free), and returns the caller's memories drawn
+    from the conversation and how many turns still wait."""
     with contextmanager(user_transaction)(request, verified) as tx:
         visible(tx, "conversations", body.conversation_id, "conversation")
         queued = tx.call_value("request_extraction", conversation_id=body.conversation_id) or 0
-    db = request.app.state.supamem.db
-    pending, rows = wait_for_extraction(
-        lambda: db.transaction(claims=verified), body.conversation_id, None, body.wait_seconds
-    )
+    services = request.app.state.supamem
+    # A wait holds a thread every synchronous route shares: past the places, answer at once.
+    waiting = body.wait_seconds > 0 and services.extraction_waiters.acquire(blocking=False)
+    try:
+        pending, rows = wait_for_extraction(lambda: services.db.transaction(claims=verified), body.conversation_id,
+                                            None, body.wait_seconds if waiting else 0)
+    finally:
+        if waiting:
+            services.extraction_waiters.release()
     return Extraction(queued=queued, pending=pending, memories=[Memory.model_validate(r) for r in rows])
 
 

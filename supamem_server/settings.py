@@ -44,6 +44,10 @@ class ServerSettings(BaseModel):
     metrics_token: str | None = None
     #: Seconds between the background write-backs of chat turns held through an outage.
     write_back_interval: float = Field(5.0, gt=0)
+    #: Requests of `POST /api/memories/extract` that may wait for the worker at once
+    #: (`SUPAMEM_EXTRACTION_WAITERS`): each waits in one of the threads every synchronous route
+    #: shares, so past this many a request answers at once, with what is pending.
+    extraction_waiters: int = Field(8, ge=0, le=32)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
@@ -62,4 +66,5 @@ class ServerSettings(BaseModel):
             conversation_ttl_hours=float(env["CONVERSATION_TTL_HOURS"]) if env.get("CONVERSATION_TTL_HOURS") else None,
             database_deadline=float(env.get("SUPAMEM_DB_DEADLINE") or 10) or None,
             metrics_token=env.get("SUPAMEM_METRICS_TOKEN") or None,
+            extraction_waiters=int(env.get("SUPAMEM_EXTRACTION_WAITERS") or 8),
         )

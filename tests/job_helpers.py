@@ -9,11 +9,18 @@ users' jobs: `memory.claim_jobs(..., p_user_ids)`, a `Worker` with `user_ids`, o
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
+
+from jobs.handlers import make_llm
+from jobs.transport import PsycopgTransport
+from jobs.worker import Worker
 
 
 class JobKit:
@@ -103,3 +110,20 @@ class JobKit:
         for user_id in self.users:
             self.conn.execute("select memory.erase_user(%s)", [user_id])
         self.conn.close()
+
+
+@contextmanager
+def running_worker(database_url: str, user_ids: list[uuid.UUID], kinds: tuple[str, ...] = ("extract",)) -> Iterator[None]:
+    """A worker of these users' jobs (the offline provider) running in a thread until the block
+    ends, as `supamem worker --user` would beside the app."""
+    transport = PsycopgTransport.from_url(database_url, max_size=2)
+    worker = Worker(transport, make_llm({"SUPAMEM_LLM_PROVIDER": "offline"}), kinds=list(kinds), concurrency=1,
+                    lease=60, user_ids=user_ids)
+    thread = threading.Thread(target=worker.run, kwargs={"once": False})
+    thread.start()
+    try:
+        yield
+    finally:
+        worker.request_stop()
+        thread.join()
+        transport.close()

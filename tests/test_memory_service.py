@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
@@ -15,11 +14,9 @@ from uuid import UUID, uuid4
 import psycopg
 import pytest
 from client_helpers import run_cli, users_with_external_id
+from job_helpers import running_worker
 from pydantic import ValidationError
 
-from jobs.handlers import make_llm
-from jobs.transport import PsycopgTransport
-from jobs.worker import Worker
 from supamem import ConversationMemoryManager, ConversationStore, Database, FallbackBuffer
 from supamem.errors import (
     ExtractionPendingError,
@@ -449,25 +446,7 @@ def test_request_extraction_as_an_auth_user_and_when_paused(service, new_user, c
     assert service.request_extraction(conversation["id"], user_id=user.key) == 1
 
 
-@pytest.fixture
-def extraction_worker(client_db) -> Iterator[Callable[[UUID], None]]:
-    """Start a worker of a user's extractions (offline provider) in a thread; stopped afterwards."""
-    started: list[tuple[Worker, threading.Thread]] = []
-
-    def start(user_id: UUID) -> None:
-        worker = Worker(PsycopgTransport(client_db), make_llm({"SUPAMEM_LLM_PROVIDER": "offline"}), kinds=["extract"],
-                        concurrency=1, lease=60, user_ids=[user_id])
-        thread = threading.Thread(target=worker.run, kwargs={"once": False})
-        thread.start()
-        started.append((worker, thread))
-
-    yield start
-    for worker, thread in started:
-        worker.request_stop()
-        thread.join()
-
-
-def test_extract_memories_returns_what_the_worker_drew(service, new_user, client_db, postgres_conn, extraction_worker):
+def test_extract_memories_returns_what_the_worker_drew(service, new_user, client_db, postgres_conn, database_url):
     user = new_user()
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     client_db.call_one("add_turn", conversation_id=conversation["id"],
@@ -476,8 +455,8 @@ def test_extract_memories_returns_what_the_worker_drew(service, new_user, client
     client_db.call("add_message", conversation_id=conversation["id"], role="user", content="My sister is called Ana.")
     other = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     client_db.call_one("add_turn", conversation_id=other["id"], user_content="I work as a nurse.", assistant_content="Thanks.")
-    extraction_worker(user.id)
-    memories = service.extract_memories(conversation["id"], timeout=60)
+    with running_worker(database_url, [user.id]):
+        memories = service.extract_memories(conversation["id"], timeout=60)
     assert memories and all(isinstance(m, Memory) for m in memories)
     assert {m.source_conversation_id for m in memories} == {conversation["id"]}
     # Both questions were extracted, the unanswered one included: nothing of the conversation waits.
@@ -490,7 +469,7 @@ def test_extract_memories_returns_what_the_worker_drew(service, new_user, client
     assert {m.id for m in service.extract_memories(conversation["id"], timeout=0)} == {m.id for m in memories}
 
 
-def test_extract_memories_without_a_worker_says_what_waits(service, new_user, client_db):
+def test_extract_memories_without_a_worker_says_what_waits(service, new_user, client_db, postgres_conn):
     user = new_user(auth=True)
     conversation = client_db.call_one("create_conversation", user_id=user.id, profile_id=user.profile)
     client_db.call_one("add_turn", conversation_id=conversation["id"], user_content="I paint on Sundays.",
@@ -504,6 +483,15 @@ def test_extract_memories_without_a_worker_says_what_waits(service, new_user, cl
         service.extract_memories(conversation["id"], user_id=stranger.key, timeout=0)
     with pytest.raises(NotFoundError):
         service.extract_memories(uuid4(), timeout=0)
+    # Users served as the service role: another's conversation reads as missing too, and an id
+    # nobody has is not made a user by asking.
+    outsider = new_user()
+    with pytest.raises(NotFoundError):
+        service.extract_memories(conversation["id"], user_id=outsider.key, timeout=0)
+    nobody = f"mem-{uuid4().hex[:12]}"
+    with pytest.raises(NotFoundError):
+        service.extract_memories(conversation["id"], user_id=nobody, timeout=0)
+    assert users_with_external_id(postgres_conn, nobody) == 0
 
 
 # -- selection and the prompt block ---------------------------------------------------------------

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
 
-from server_helpers import Person, Served
+from job_helpers import running_worker
+from server_helpers import Person, Served, serve
 
-from jobs.handlers import make_llm
-from jobs.transport import PsycopgTransport
-from jobs.worker import Worker
 from supamem.memories import MEMORY_COLUMNS
 
 
@@ -180,18 +177,9 @@ def test_extract_queues_the_turns_and_waits_for_their_memories(served: Served, d
     assert dana.http.post("/api/memories/extract", json=too_long).status_code == 422
 
     # Waiting for the worker, the answer holds the memories the turn gave, and nothing waits.
-    transport = PsycopgTransport.from_url(database_url, max_size=2)
-    worker = Worker(transport, make_llm({"SUPAMEM_LLM_PROVIDER": "offline"}), kinds=["extract"], concurrency=1,
-                    lease=60, user_ids=[dana.id])
-    thread = threading.Thread(target=worker.run, kwargs={"once": False})
-    thread.start()
-    try:
+    with running_worker(database_url, [dana.id]):
         done = dana.http.post("/api/memories/extract", json={"conversation_id": conversation, "wait_seconds": 30},
                               timeout=60).json()
-    finally:
-        worker.request_stop()
-        thread.join()
-        transport.close()
     assert done["queued"] == 0 and done["pending"] == 0
     assert done["memories"] and {m["source_conversation_id"] for m in done["memories"]} == {conversation}
     assert any("Porto" in m["content"] for m in done["memories"])
@@ -249,3 +237,18 @@ def test_an_import_takes_the_csv_download_and_refuses_what_is_not_an_export(serv
         refused = ben.http.post("/api/memories/import", content=body, headers={"Content-Type": kind})
         assert refused.status_code == 422 and "not a supamem export" in refused.json()["detail"], refused.text
     assert len(ben.http.get("/api/memories").json()) == 1, "a refused import changes nothing"
+
+
+def test_extract_answers_at_once_when_no_place_to_wait_is_free(database_url: str, postgres_conn) -> None:
+    """Each waiting request holds one of the threads every synchronous route shares: with no place
+    free (extraction_waiters 0) a request asking to wait 30 s answers at once with what is pending."""
+    for served in serve(database_url, postgres_conn, extraction_waiters=0):
+        eve = served.person()
+        profile = _main_profile(eve)
+        conversation = eve.http.post("/api/conversations", json={"mode": "profile", "profile_id": profile}).json()["id"]
+        served.postgres_conn.execute("select memory.add_turn(%s, 'I live in Braga', 'Nice.', p_author_id => %s)",
+                                     [conversation, eve.id])
+        # The client gives up long before the 30 s a wait would take.
+        answer = eve.http.post("/api/memories/extract", json={"conversation_id": conversation, "wait_seconds": 30},
+                               timeout=10)
+        assert answer.status_code == 200 and answer.json()["pending"] == 1

@@ -56,7 +56,8 @@ grant execute on function memory_private.claim_order(text[], integer, uuid[]) to
 -- worker to some users' work (a tenant's dedicated worker, a demo). A worker that takes
 -- extractions or summaries first turns the turns' notes into jobs
 -- (memory_private.queue_pending_extractions, queue_pending_summaries), so they are claimable as
--- soon as a worker asks. The users come in that order from
+-- soon as a worker asks; a claim for some users takes theirs, first waiting for those another pass
+-- holds (memory_private.hold_user_notes). The users come in that order from
 -- memory_private.job_waiters, a batch at a time, so a claim reads the users it serves, not every
 -- user waiting (memory_private.claim_order). Generic plans: plpgsql's own choice planned the
 -- claim's reads again on every call.
@@ -89,6 +90,9 @@ begin
             message = 'a worker name, a limit of 1..100 and a lease longer than 0 and at most a day are required';
     end if;
     v_batch := p_limit + 8;
+    if p_user_ids is not null then
+        perform memory_private.hold_user_notes(p_kinds, p_user_ids);
+    end if;
     if 'extract' = any(p_kinds) then
         perform memory_private.queue_pending_extractions(1000, p_user_ids);
     end if;

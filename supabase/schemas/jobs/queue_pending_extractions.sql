@@ -44,9 +44,7 @@ begin
                     where n.user_id = any(p_user_ids)
                     order by n.user_id, n.message_id
                     limit p_limit
-                    -- Waited for: another pass holds them only while it makes their jobs,
-                    -- which this claim then finds (skipped, a --once worker found nothing).
-                    for update
+                    for update skip locked
                 );
             end if;
             with taken as (

@@ -33,16 +33,21 @@ begin
                     for update skip locked
                 );
             else
+                -- The users' conversations in key order, each one's notes by one probe (joined as a
+                -- set, a table never analyzed was read whole).
                 v_notes := array(
-                    select n.ctid from memory_private.pending_summaries as n
-                    where n.conversation_id in (
-                        select c.id from memory.conversations as c where c.user_id = any(p_user_ids)
-                    )
-                    order by n.conversation_id, n.to_turn
+                    select x.ctid
+                    from (
+                        select c.id from memory.conversations as c where c.user_id = any(p_user_ids) order by c.id
+                    ) as c
+                    cross join lateral (
+                        select n.ctid, n.to_turn from memory_private.pending_summaries as n
+                        where n.conversation_id = c.id
+                        order by n.to_turn
+                        limit p_limit
+                        for update skip locked
+                    ) as x
                     limit p_limit
-                    -- Waited for: another pass holds them only while it makes their jobs,
-                    -- which this claim then finds (skipped, a --once worker found nothing).
-                    for update
                 );
             end if;
             with taken as (
