@@ -50,19 +50,22 @@ begin
             with taken as (
                 delete from memory_private.pending_extractions as p
                 where p.ctid = any(v_notes)
-                returning p.message_id
+                returning p.message_id, p.noted_at
             ),
             waiting as (
-                select m.id, m.conversation_id, coalesce(m.author_id, m.user_id) as author
+                select m.id, m.conversation_id, coalesce(m.author_id, m.user_id) as author, t.noted_at
                 from taken as t
                 join memory.messages as m on m.id = t.message_id
                 where not exists (select 1 from memory.memory_extractions as e where e.source_message_id = m.id)
             ),
             queued as (
-                insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts)
+                -- Due and created when the turn noted it, so the queue's ages count the wait and
+                -- claims serve the users whose questions wait longest first, whatever order the
+                -- notes were turned into jobs in.
+                insert into memory_private.jobs as j (kind, payload, dedup_key, user_id, max_attempts, run_after, created_at)
                 select
                     'extract', jsonb_build_object('source_message_id', w.id, 'conversation_id', w.conversation_id),
-                    'message:' || w.id, w.author, v_attempts
+                    'message:' || w.id, w.author, v_attempts, w.noted_at, w.noted_at
                 from waiting as w
                 order by w.id
                 on conflict (kind, dedup_key) where dedup_key is not null do nothing

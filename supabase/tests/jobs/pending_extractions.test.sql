@@ -5,7 +5,7 @@
 -- counts as a queued extract job in job_stats. Nobody but the service reads the notes, and only
 -- the kit's functions write them.
 begin;
-select plan(31);
+select plan(32);
 
 select tests.create_cast('jobs-notes');
 update memory_private.settings set value = '1000' where key = 'summary_interval';
@@ -62,7 +62,15 @@ select results_eq(
 );
 
 -- Notes become jobs once, for the question's author; a second pass queues nothing.
+update memory_private.pending_extractions set noted_at = now() - interval '5 minutes'
+where message_id in (tests.recall('q1')::bigint, tests.recall('q2')::bigint);
 select cmp_ok(memory_private.queue_pending_extractions(), '>=', 2, 'the notes are queued');
+select results_eq(
+    $$select bool_and(run_after = now() - interval '5 minutes' and created_at = now() - interval '5 minutes')
+    from memory_private.jobs where kind = 'extract' and user_id = tests.recall('owner')::uuid$$,
+    array[true],
+    'each job is due and created when its turn noted it'
+);
 select results_eq(
     $$select dedup_key, payload, status from memory_private.jobs
     where kind = 'extract' and user_id = tests.recall('owner')::uuid order by id$$,
