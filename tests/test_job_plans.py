@@ -8,8 +8,10 @@ fifth call: with 1,000 finished jobs of another kind in the table, each call rea
 its key. A claim reads the users it serves from memory_private.job_waiters, whatever the number
 waiting on its kind or on others (it probed every user waiting). job_stats reads the queue and the
 last hour, not the finished jobs kept (it read them all). An embed batch stores the vectors of the
-memories it names by id (it read every memory of the user). A pass over the summary notes reads the
-notes it takes (it sorted them all). Everything is rolled back.
+memories it names by id (it read every memory of the user). A pass over the summary or extraction
+notes reads the notes it takes (it sorted them all), and a claim for some users holds and takes
+theirs without reading the others' (one condition for all callers read every note). Everything is
+rolled back.
 """
 
 from __future__ import annotations
@@ -281,6 +283,17 @@ def _reads_only_what_it_takes(conn: psycopg.Connection, call: str, table: str, t
         assert sum(rows_read(scan) for scan in scans) <= 2 * taken, json.dumps(plans)
 
 
+def _holds_only_the_users_notes(conn: psycopg.Connection, kind: str, user: object, table: str, notes: int) -> None:
+    """A claim for one user waits for and holds that user's notes (memory_private.hold_user_notes)
+    reading no other note, past plpgsql's fifth call."""
+    call = f"select memory_private.hold_user_notes(array['{kind}'], array['{user}'::uuid])"
+    for _ in range(CALLS):
+        plans = nested_plans(conn, call, [], f"memory_private.{table}")
+        scans = [n for plan in plans for n in scans_of(plan, table) if n["Node Type"].endswith("Scan")]
+        assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plans)
+        assert sum(rows_read(scan) for scan in scans) == notes, json.dumps(plans)
+
+
 def test_a_summary_pass_reads_the_notes_it_takes(admin_url: str) -> None:
     """With 3,000 summary notes waiting, a pass of 10 reads the 10 it takes, in key order, and
     deletes those; a claim's pass for one user reads that user's notes: it never reads every note
@@ -302,13 +315,14 @@ def test_a_summary_pass_reads_the_notes_it_takes(admin_url: str) -> None:
             _reads_only_what_it_takes(conn, "select memory_private.queue_pending_summaries(10)", "pending_summaries", 10)
             _reads_only_what_it_takes(conn, f"select memory_private.queue_pending_summaries(1000, array['{user}'::uuid])",
                                       "pending_summaries", 3)
+            _holds_only_the_users_notes(conn, "summarize_conversation", user, "pending_summaries", 3)
         finally:
             conn.rollback()
 
 
 def test_an_extraction_pass_reads_the_notes_it_takes(admin_url: str) -> None:
     """The same for the questions noted for extraction: with 3,000 waiting, a pass of 10 reads the
-    10 it takes and deletes those, and a claim's pass for one user reads that user's notes."""
+    10 it takes and deletes those, and a claim for one user holds and takes that user's notes."""
     with psycopg.connect(admin_url, row_factory=dict_row) as conn:
         try:
             user = conn.execute("select gen_random_uuid() as id").fetchone()["id"]
@@ -322,5 +336,6 @@ def test_an_extraction_pass_reads_the_notes_it_takes(admin_url: str) -> None:
             _reads_only_what_it_takes(conn, "select memory_private.queue_pending_extractions(10)", "pending_extractions", 10)
             _reads_only_what_it_takes(conn, f"select memory_private.queue_pending_extractions(1000, array['{user}'::uuid])",
                                       "pending_extractions", 3)
+            _holds_only_the_users_notes(conn, "extract", user, "pending_extractions", 3)
         finally:
             conn.rollback()
