@@ -230,9 +230,9 @@ def wait_for_extraction(
     timeout: float,
 ) -> tuple[int, list[dict[str, Any]]]:
     """Wait until none of a conversation's questions waits for extraction (memory.extraction_pending),
-    at most `timeout` seconds, asking in short transactions so the worker's commits are seen; then
-    (or at the timeout) `user_id`'s (None: the signed-in caller's) active memories drawn from it, newest first, at most 200.
-    Returns how many questions still wait, and those memories' rows."""
+    at most `timeout` seconds, asking in short transactions so the worker's commits are seen. Returns
+    how many still wait, and the rows of `user_id`'s (None: the signed-in caller's) active memories
+    drawn from the conversation, newest first, at most 200."""
     deadline = time.monotonic() + timeout
     delay = 0.05
     while True:

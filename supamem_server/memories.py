@@ -209,7 +209,7 @@ def import_memories(tx: Tx, export: Annotated[dict[str, Any], Depends(_export_do
 def backfill(tx: Tx, profile_id: UUID, year: int = Query(ge=1970, le=9999), month: int = Query(ge=1, le=12),
              regenerate: bool = False) -> Queued:
     return Queued(queued=tx.call_value("backfill_month", profile_id=profile_id, year=year, month=month,
-                                           regenerate=regenerate) or 0)
+                                       regenerate=regenerate) or 0)
 
 
 @router.get("/summaries/weekly", summary="Weekly summaries, newest first")
