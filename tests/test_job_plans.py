@@ -268,6 +268,13 @@ def test_summary_inputs_read_their_week_and_month(finished_jobs) -> None:
 
 
 
+def _notes_read(plans: list[dict], table: str) -> int:
+    """Rows of `table` the logged statements read, none of them by a sequential scan."""
+    scans = [n for plan in plans for n in scans_of(plan, table) if n["Node Type"].endswith("Scan")]
+    assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plans)
+    return sum(rows_read(scan) for scan in scans)
+
+
 def _reads_only_what_it_takes(conn: psycopg.Connection, call: str, table: str, taken: int) -> None:
     """Past plpgsql's fifth call, the pass takes `taken` notes and its statements over `table`
     (choosing the batch, deleting it) read no note by a sequential scan and at most those, twice.
@@ -278,9 +285,7 @@ def _reads_only_what_it_takes(conn: psycopg.Connection, call: str, table: str, t
         plans = nested_plans(conn, call, [], f"memory_private.{table}")
         assert before - conn.execute(f"select count(*) as n from memory_private.{table}").fetchone()["n"] == taken
         conn.execute("rollback to savepoint pass")
-        scans = [n for plan in plans for n in scans_of(plan, table) if n["Node Type"].endswith("Scan")]
-        assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plans)
-        assert sum(rows_read(scan) for scan in scans) <= 2 * taken, json.dumps(plans)
+        assert _notes_read(plans, table) <= 2 * taken, json.dumps(plans)
 
 
 def _holds_only_the_users_notes(conn: psycopg.Connection, kind: str, user: object, table: str, notes: int) -> None:
@@ -289,9 +294,7 @@ def _holds_only_the_users_notes(conn: psycopg.Connection, kind: str, user: objec
     call = f"select memory_private.hold_user_notes(array['{kind}'], array['{user}'::uuid])"
     for _ in range(CALLS):
         plans = nested_plans(conn, call, [], f"memory_private.{table}")
-        scans = [n for plan in plans for n in scans_of(plan, table) if n["Node Type"].endswith("Scan")]
-        assert scans and all(scan["Node Type"] != "Seq Scan" for scan in scans), json.dumps(plans)
-        assert sum(rows_read(scan) for scan in scans) == notes, json.dumps(plans)
+        assert _notes_read(plans, table) == notes, json.dumps(plans)
 
 
 def test_a_summary_pass_reads_the_notes_it_takes(admin_url: str) -> None:
